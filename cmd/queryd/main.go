@@ -1,0 +1,59 @@
+// Command queryd answers game-server queries (Valve A2S, GameSpy4 /
+// Minecraft Query, SAGL, Quake 3) for a game server that feeds it its state
+// over a Unix socket.
+//
+// Usage:
+//
+//	queryd [-config FILE]                   run the daemon
+//	queryd query [-proto P] [-timeout D] HOST:PORT
+//	queryd push [-socket PATH] [FILE|-]
+//	queryd check -config FILE
+//	queryd version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// dispatch runs one subcommand and returns the exit code.
+func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "query":
+			return cmdQuery(args[1:], stdout, stderr)
+		case "push":
+			return cmdPush(args[1:], stdin, stdout, stderr)
+		case "check":
+			return cmdCheck(args[1:], stdout, stderr)
+		case "version", "-version", "--version":
+			fmt.Fprintln(stdout, "queryd", version)
+			return 0
+		case "help", "-h", "-help", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		case "run":
+			args = args[1:]
+		}
+	}
+	return cmdRun(args, stderr)
+}
+
+const usage = `queryd answers game-server queries for a game server that feeds it its state.
+
+Usage:
+  queryd [run] [-config FILE]         run the daemon (the embedded demo config without -config)
+  queryd query [-proto P] [-timeout D] [-json] HOST:PORT
+                                      ask a server; P is a2s, gamespy4, sagl, quake3 or auto
+  queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
+  queryd check -config FILE           validate a config, print every error with its key
+  queryd version                      print the version
+`

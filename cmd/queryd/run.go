@@ -1,0 +1,328 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/state"
+)
+
+// cmdRun runs the daemon until SIGTERM or SIGINT; SIGHUP reloads the config.
+func cmdRun(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("queryd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "config file (default: the embedded demo config)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "queryd: unexpected argument %q\n%s", fs.Arg(0), usage)
+		return 2
+	}
+	cfg, err := loadConfig(*path)
+	if err != nil {
+		fmt.Fprintln(stderr, "queryd:", err)
+		return 1
+	}
+	log := newLogger(cfg.Log, stderr)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	d, err := startDaemon(cfg, *path, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			d.reload()
+			continue
+		}
+		log.Info("shutting down", "signal", sig.String())
+		break
+	}
+	d.stop()
+	return 0
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		return config.Parse(config.Default)
+	}
+	return config.Load(path)
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	lvl.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// daemon is one running queryd: the store, the feed, the UDP responder, the
+// admin listener and the protocol handlers wired together.
+type daemon struct {
+	path   string
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	store  *state.Store
+	issuer *challenge.Issuer
+	udp    *responder.Server
+	feed   *feed.Server
+	admin  *adminServer
+
+	mu       sync.Mutex // guards cfg, protos, unsub during reloads
+	cfg      *config.Config
+	protos   []protocol
+	unsub    func()
+	services []service
+	done     chan struct{}
+}
+
+// service is a part that runs beside the responder (an HTTP listener,
+// heartbeats): started after the sockets are open, closed on shutdown.
+type service interface {
+	Start() error
+	Close() error
+}
+
+func startDaemon(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
+	d := &daemon{path: path, cfg: cfg, log: log, reg: prometheus.NewRegistry(), done: make(chan struct{})}
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var err error
+	if d.store, err = state.NewStore(cfg.ServerDoc, nil); err != nil {
+		return nil, fmt.Errorf("[server]: %w", err)
+	}
+	if d.issuer, err = challenge.New(nil); err != nil {
+		return nil, err
+	}
+	if err := d.startFeed(); err != nil {
+		return nil, err
+	}
+	if err := d.startUDP(); err != nil {
+		d.feed.Close()
+		return nil, err
+	}
+	if err := d.startServices(); err != nil {
+		d.stop()
+		return nil, err
+	}
+	if cfg.Admin.Listen != "" {
+		if d.admin, err = startAdmin(cfg.Admin.Listen, d); err != nil {
+			d.stop()
+			return nil, err
+		}
+	}
+	registerStateMetrics(d.reg, d)
+	log.Info("queryd started", "version", version, "feed", d.feed.Path(), "protocols", d.protocolNames())
+	return d, nil
+}
+
+func (d *daemon) startFeed() error {
+	sock := d.cfg.FeedSocket()
+	if d.cfg.Feed.Socket == "" {
+		if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+			return fmt.Errorf("feed socket directory: %w", err)
+		}
+	}
+	mode, _ := d.cfg.FeedMode()
+	fc := feed.Config{
+		Socket:     sock,
+		Mode:       mode,
+		Group:      d.cfg.Feed.Group,
+		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
+		Logger:     d.log.With("part", "feed"),
+	}
+	f, err := feed.Listen(fc, d.store)
+	if err != nil {
+		return err
+	}
+	d.feed = f
+	go func() {
+		if err := f.Serve(); err != nil {
+			d.log.Error("feed stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (d *daemon) startUDP() error {
+	protos, err := buildProtocols(d.cfg, d.deps())
+	if err != nil {
+		return err
+	}
+	rc := responder.Config{
+		Listen:     d.cfg.Listen.UDP,
+		Workers:    d.cfg.Listen.Workers,
+		RecvBuffer: int(d.cfg.Listen.RecvBuffer),
+		Limits:     limitsOf(d.cfg),
+		Silent:     d.feed.Stale,
+		Logger:     d.log.With("part", "udp"),
+		Registry:   d.reg,
+	}
+	if d.udp, err = responder.New(rc); err != nil {
+		return err
+	}
+	d.swapProtocols(protos)
+	if err := d.udp.Listen(); err != nil {
+		return err
+	}
+	d.udp.Start()
+	return nil
+}
+
+// deps is what protocol builders may use besides the config.
+func (d *daemon) deps() deps {
+	return deps{issuer: d.issuer, log: d.log, gamePort: firstPort(d.cfg)}
+}
+
+func firstPort(c *config.Config) uint16 {
+	if len(c.Listen.UDP) == 0 {
+		return 0
+	}
+	ap, _ := netip.ParseAddrPort(c.Listen.UDP[0])
+	return ap.Port()
+}
+
+func limitsOf(c *config.Config) responder.Limits {
+	return responder.Limits{
+		PerIPRate:     int(c.Limits.PerIPRate),
+		PerIPBurst:    int(c.Limits.PerIPBurst),
+		UnprovenRate:  int(c.Limits.UnprovenRate),
+		UnprovenBurst: int(c.Limits.UnprovenBurst),
+		TrackedIPs:    c.Limits.TrackedIPs,
+	}
+}
+
+// swapProtocols makes protos the live handlers: they are subscribed to the
+// store (and so encoded for the current snapshot) before the responder uses them.
+func (d *daemon) swapProtocols(protos []protocol) {
+	unsub := d.store.Subscribe(func(s *state.Snapshot) {
+		for _, p := range protos {
+			p.Update(s)
+		}
+	})
+	hs := make([]responder.Handler, len(protos))
+	for i, p := range protos {
+		hs[i] = p
+	}
+	d.udp.SetHandlers(hs...)
+	if d.unsub != nil {
+		d.unsub()
+	}
+	d.protos, d.unsub = protos, unsub
+}
+
+func (d *daemon) protocolNames() []string {
+	var names []string
+	for _, p := range d.protos {
+		names = append(names, p.Name())
+	}
+	return names
+}
+
+func (d *daemon) startServices() error {
+	svcs, err := buildServices(d.cfg, d)
+	if err != nil {
+		return err
+	}
+	for _, s := range svcs {
+		if err := s.Start(); err != nil {
+			return err
+		}
+		d.services = append(d.services, s)
+	}
+	return nil
+}
+
+// reload re-reads the config file. A bad config is logged and the running
+// one kept. Listen addresses, the feed socket and the admin listener need a
+// restart to change.
+func (d *daemon) reload() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.path == "" {
+		d.log.Info("SIGHUP: running on the embedded config; nothing to reload")
+		return
+	}
+	nc, err := config.Load(d.path)
+	if err != nil {
+		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
+		return
+	}
+	protos, err := buildProtocols(nc, deps{issuer: d.issuer, log: d.log, gamePort: firstPort(nc)})
+	if err != nil {
+		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
+		return
+	}
+	if err := d.store.SetBase(nc.ServerDoc); err != nil {
+		d.log.Error("SIGHUP: [server] does not fit the fed state; keeping the running config", "err", err)
+		return
+	}
+	if err := d.udp.SetLimits(limitsOf(nc)); err != nil {
+		d.log.Error("SIGHUP: limits rejected", "err", err)
+	}
+	d.swapProtocols(protos)
+	for _, w := range restartNeeded(d.cfg, nc) {
+		d.log.Warn("SIGHUP: change needs a restart to take effect", "key", w)
+	}
+	d.cfg = nc
+	d.log.Info("SIGHUP: config reloaded", "protocols", d.protocolNames())
+}
+
+func restartNeeded(old, nc *config.Config) []string {
+	var keys []string
+	if fmt.Sprint(old.Listen) != fmt.Sprint(nc.Listen) {
+		keys = append(keys, "listen")
+	}
+	if old.Feed != nc.Feed {
+		keys = append(keys, "feed")
+	}
+	if old.Admin != nc.Admin {
+		keys = append(keys, "admin")
+	}
+	return keys
+}
+
+// stop shuts everything down: services, UDP sockets, the feed (its socket
+// file is removed) and the admin listener.
+func (d *daemon) stop() {
+	for i := len(d.services) - 1; i >= 0; i-- {
+		if err := d.services[i].Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			d.log.Warn("stopping", "err", err)
+		}
+	}
+	if d.udp != nil {
+		d.udp.Close()
+	}
+	if d.feed != nil {
+		d.feed.Close()
+	}
+	if d.admin != nil {
+		d.admin.Close()
+	}
+	d.log.Info("stopped")
+}

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Duration is a TOML string such as "60s" or "2m".
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("want a duration such as \"60s\" or \"2m\", got %q", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("want a duration of zero or more, got %q", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText formats the duration like time.Duration.String.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// ByteSize is a number of bytes: a TOML integer, or a string with a unit
+// ("256KiB", "1MiB", "500KB"; KiB/MiB/GiB are powers of 1024, KB/MB/GB of 1000).
+type ByteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
+	{"B", 1},
+}
+
+// UnmarshalTOML accepts an integer or a string with a unit.
+func (b *ByteSize) UnmarshalTOML(v any) error {
+	switch t := v.(type) {
+	case int64:
+		if t < 0 {
+			return fmt.Errorf("want a size of zero or more bytes, got %d", t)
+		}
+		*b = ByteSize(t)
+		return nil
+	case string:
+		n, err := ParseByteSize(t)
+		if err != nil {
+			return err
+		}
+		*b = n
+		return nil
+	}
+	return fmt.Errorf("want a size in bytes (an integer, or a string such as \"256KiB\"), got %T", v)
+}
+
+// ParseByteSize parses "256KiB", "1MiB", "500KB", "1500" or "1500B".
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return 0, fmt.Errorf("want a size such as \"256KiB\", \"1MiB\" or a number of bytes, got %q", s)
+	}
+	return ByteSize(n * mult), nil
+}

@@ -1,0 +1,78 @@
+// Package feed is the Unix-socket interface through which the game server
+// feeds its state to queryd: newline-delimited JSON messages (replace, patch,
+// ping, get, peer), one reply line each. It holds the server side and a Go
+// client for game servers written in Go.
+package feed
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/queryd/queryd/state"
+)
+
+// MaxLine is the longest message line accepted, in bytes, without the newline.
+const MaxLine = 1 << 20
+
+// Reply is one reply line.
+type Reply struct {
+	OK      bool            `json:"ok"`
+	Version uint64          `json:"version,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	State   json.RawMessage `json:"state,omitempty"`
+	Peer    string          `json:"peer,omitempty"`
+}
+
+// message is one parsed request line.
+type message struct {
+	op    string
+	state map[string]any
+	port  int
+}
+
+// parseMessage parses one line. The error says what is wrong and where.
+func parseMessage(line []byte) (message, error) {
+	if !utf8.Valid(line) {
+		return message{}, errors.New("line is not valid UTF-8")
+	}
+	raw, err := state.DecodeJSON(line)
+	if err != nil {
+		return message{}, err
+	}
+	var m message
+	op, ok := raw["op"].(string)
+	if !ok {
+		return message{}, errors.New(`"op": want one of "replace", "patch", "ping", "get", "peer"`)
+	}
+	m.op = op
+	allowed := map[string]bool{"op": true}
+	switch op {
+	case "replace", "patch":
+		allowed["state"] = true
+		st, ok := raw["state"].(map[string]any)
+		if !ok {
+			return message{}, fmt.Errorf(`"state": %s needs a state object`, op)
+		}
+		m.state = st
+	case "ping", "get":
+	case "peer":
+		allowed["port"] = true
+		n, ok := raw["port"].(json.Number)
+		p, err := strconv.Atoi(string(n))
+		if !ok || err != nil || p < 1 || p > 65535 {
+			return message{}, errors.New(`"port": peer needs a port from 1 to 65535`)
+		}
+		m.port = p
+	default:
+		return message{}, fmt.Errorf(`"op": unknown op %q (want replace, patch, ping, get or peer)`, op)
+	}
+	for k := range raw {
+		if !allowed[k] {
+			return message{}, fmt.Errorf("%q: unknown field for op %q", k, op)
+		}
+	}
+	return m, nil
+}

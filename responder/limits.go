@@ -1,0 +1,101 @@
+package responder
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
+)
+
+// Limits are the byte budgets that keep queryd from being an amplifier.
+type Limits struct {
+	PerIPRate     int // reply bytes per second to one IPv4 address or IPv6 /64
+	PerIPBurst    int // bytes one source may draw at once
+	UnprovenRate  int // reply bytes per second to all unproven sources together
+	UnprovenBurst int
+	TrackedIPs    int // sources whose budgets are remembered (LRU); bounds memory
+}
+
+// DefaultLimits are the budgets used when the config sets none.
+var DefaultLimits = Limits{
+	PerIPRate:     256 << 10,
+	PerIPBurst:    64 << 10,
+	UnprovenRate:  1 << 20,
+	UnprovenBurst: 64 << 10,
+	TrackedIPs:    65536,
+}
+
+// Validate reports the first budget that cannot work.
+func (l Limits) Validate() error {
+	switch {
+	case l.PerIPRate <= 0:
+		return fmt.Errorf("per-IP rate must be positive, got %d", l.PerIPRate)
+	case l.PerIPBurst < 1500:
+		return fmt.Errorf("per-IP burst must be at least 1500 bytes (one datagram), got %d", l.PerIPBurst)
+	case l.UnprovenRate <= 0:
+		return fmt.Errorf("unproven rate must be positive, got %d", l.UnprovenRate)
+	case l.UnprovenBurst < 1500:
+		return fmt.Errorf("unproven burst must be at least 1500 bytes, got %d", l.UnprovenBurst)
+	case l.TrackedIPs < 16:
+		return fmt.Errorf("tracked IPs must be at least 16, got %d", l.TrackedIPs)
+	}
+	return nil
+}
+
+// ipKey is a source as the per-IP budget sees it: an IPv4 address, or the /64
+// of an IPv6 address (one subscriber usually holds a whole /64).
+type ipKey [16]byte
+
+func keyOf(ip netip.Addr) ipKey {
+	ip = ip.Unmap()
+	k := ipKey(ip.As16())
+	if ip.Is6() {
+		clear(k[8:])
+	}
+	return k
+}
+
+// limiter applies the per-IP and the unproven budgets.
+type limiter struct {
+	lim      Limits
+	perIP    *lru.Cache[ipKey, *rate.Limiter]
+	unproven *rate.Limiter
+}
+
+func newLimiter(l Limits) (*limiter, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := lru.New[ipKey, *rate.Limiter](l.TrackedIPs)
+	if err != nil {
+		return nil, fmt.Errorf("per-IP cache: %w", err)
+	}
+	return &limiter{
+		lim:      l,
+		perIP:    c,
+		unproven: rate.NewLimiter(rate.Limit(l.UnprovenRate), l.UnprovenBurst),
+	}, nil
+}
+
+// allow reports whether n reply bytes may go to ip now, and takes them from
+// the budgets if so. A reply larger than a burst takes the whole burst.
+func (l *limiter) allow(ip netip.Addr, n int, proven bool, now time.Time) bool {
+	k := keyOf(ip)
+	pl, ok := l.perIP.Get(k)
+	if !ok {
+		pl = rate.NewLimiter(rate.Limit(l.lim.PerIPRate), l.lim.PerIPBurst)
+		l.perIP.Add(k, pl)
+	}
+	if !pl.AllowN(now, min(n, l.lim.PerIPBurst)) {
+		return false
+	}
+	if proven {
+		return true
+	}
+	return l.unproven.AllowN(now, min(n, l.lim.UnprovenBurst))
+}
+
+// tracked returns how many sources the per-IP cache holds.
+func (l *limiter) tracked() int { return l.perIP.Len() }

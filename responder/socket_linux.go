@@ -1,0 +1,96 @@
+//go:build linux
+
+package responder
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const msgTrunc = unix.MSG_TRUNC
+
+// listenUDP opens a UDP socket on addr ("udp4" for an IPv4 address, "udp6",
+// IPv6 only, for an IPv6 one) with packet info enabled, so that replies can
+// leave from the address each query arrived on.
+func listenUDP(addr string, rcvbuf int) (*net.UDPConn, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("want IP:PORT: %w", err)
+	}
+	network := "udp4"
+	if ap.Addr().Is6() && !ap.Addr().Is4In6() {
+		network = "udp6"
+	}
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			if network == "udp4" {
+				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_PKTINFO, 1)
+			} else {
+				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1)
+			}
+			if serr == nil && rcvbuf > 0 {
+				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, rcvbuf)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), network, ap.String())
+	if err != nil {
+		return nil, err
+	}
+	return pc.(*net.UDPConn), nil
+}
+
+// replyControl appends to b the control message that makes a reply leave
+// from the destination address recorded in the received control data oob.
+// Without packet info it appends nothing (the kernel picks the source).
+func replyControl(b, oob []byte) []byte {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) {
+			return b
+		}
+		data := oob[unix.SizeofCmsghdr:l]
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			in := (*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0]))
+			b = appendCmsg(b, unix.IPPROTO_IP, unix.IP_PKTINFO, unix.SizeofInet4Pktinfo)
+			out := (*unix.Inet4Pktinfo)(unsafe.Pointer(&b[len(b)-unix.CmsgSpace(unix.SizeofInet4Pktinfo)+unix.CmsgLen(0)]))
+			out.Spec_dst = in.Addr
+			return b
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			in := (*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0]))
+			b = appendCmsg(b, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
+			out := (*unix.Inet6Pktinfo)(unsafe.Pointer(&b[len(b)-unix.CmsgSpace(unix.SizeofInet6Pktinfo)+unix.CmsgLen(0)]))
+			out.Addr = in.Addr
+			out.Ifindex = in.Ifindex
+			return b
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.SizeofCmsghdr), len(oob)):]
+	}
+	return b
+}
+
+// appendCmsg appends a zeroed control message of dataLen bytes with its header set.
+func appendCmsg(b []byte, level, typ int32, dataLen int) []byte {
+	start := len(b)
+	space := unix.CmsgSpace(dataLen)
+	for i := 0; i < space; i++ {
+		b = append(b, 0)
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[start]))
+	h.Level, h.Type = level, typ
+	h.SetLen(unix.CmsgLen(dataLen))
+	return b
+}

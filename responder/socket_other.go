@@ -1,0 +1,28 @@
+//go:build !linux
+
+package responder
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+)
+
+const msgTrunc = 0
+
+// listenUDP opens a plain UDP socket: without packet info, replies leave from
+// the address the kernel chooses (bind to a specific address to control it).
+func listenUDP(addr string, _ int) (*net.UDPConn, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("want IP:PORT: %w", err)
+	}
+	network := "udp4"
+	if ap.Addr().Is6() {
+		network = "udp6"
+	}
+	return net.ListenUDP(network, net.UDPAddrFromAddrPort(ap))
+}
+
+// replyControl appends nothing: packet info is Linux-only here.
+func replyControl(b, _ []byte) []byte { return b }

@@ -1,0 +1,203 @@
+package state
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Store holds the current Snapshot and makes new ones from the config's base
+// document and the feed's changes on top of it. Readers call Snapshot (one
+// atomic load); writers are serialized. A rejected change leaves everything as
+// it was.
+type Store struct {
+	mu    sync.Mutex
+	cur   atomic.Pointer[Snapshot]
+	base  map[string]any // [server] from the config
+	layer map[string]any // top-level fields the feed has set
+	seen  map[uint32]seenPlayer
+	seq   uint64
+	subs  map[int]func(*Snapshot)
+	subID int
+	now   func() time.Time
+}
+
+type seenPlayer struct {
+	seq   uint64    // first-seen order
+	since time.Time // connected since
+	time  string    // the "time" it was last given, "" when none
+}
+
+// NewStore makes a store whose first snapshot (version 1) is base. now is the
+// clock (time.Now when nil).
+func NewStore(base map[string]any, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Store{base: base, layer: map[string]any{}, seen: map[uint32]seenPlayer{}, subs: map[int]func(*Snapshot){}, now: now}
+	if s.base == nil {
+		s.base = map[string]any{}
+	}
+	if err := s.commit(s.base, s.layer); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Snapshot returns the current snapshot. It never returns nil.
+func (s *Store) Snapshot() *Snapshot { return s.cur.Load() }
+
+// Subscribe registers fn to be called with every new snapshot, in order, and
+// calls it at once with the current one. fn runs while the store is locked:
+// it must be quick (encode replies) and must not call back into the Store.
+// The returned function cancels the subscription.
+func (s *Store) Subscribe(fn func(*Snapshot)) (cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subID++
+	id := s.subID
+	s.subs[id] = fn
+	fn(s.cur.Load())
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// Replace makes doc the whole feed-set document: absent fields fall back to
+// the base, and absent "players" means no players.
+func (s *Store) Replace(doc map[string]any) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	layer := make(map[string]any, len(doc)+1)
+	for k, v := range doc {
+		if v != nil {
+			layer[k] = v
+		}
+	}
+	if _, ok := layer["players"]; !ok {
+		layer["players"] = map[string]any{}
+	}
+	if err := s.commit(s.base, layer); err != nil {
+		return 0, err
+	}
+	return s.cur.Load().Version, nil
+}
+
+// Patch applies an RFC 7386 merge patch to the current document. A top-level
+// field the patch removes falls back to the base ("players" becomes empty).
+func (s *Store) Patch(patch map[string]any) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.cur.Load().doc
+	patched, _ := MergePatch(cur, patch).(map[string]any)
+	layer := make(map[string]any, len(s.layer)+len(patch))
+	for k, v := range s.layer {
+		layer[k] = v
+	}
+	for k := range patch {
+		if v, ok := patched[k]; ok {
+			layer[k] = v
+		} else if k == "players" {
+			layer[k] = map[string]any{}
+		} else {
+			delete(layer, k)
+		}
+	}
+	if err := s.commit(s.base, layer); err != nil {
+		return 0, err
+	}
+	return s.cur.Load().Version, nil
+}
+
+// SetBase replaces the base document (the config's [server] after a reload);
+// fields the feed has set keep the feed's values.
+func (s *Store) SetBase(base map[string]any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if base == nil {
+		base = map[string]any{}
+	}
+	return s.commit(base, s.layer)
+}
+
+// Validate reports whether doc would be accepted as a whole document, without
+// changing anything.
+func Validate(doc map[string]any) error {
+	return decodeDocument(doc, &Snapshot{})
+}
+
+// commit builds and publishes the snapshot of base overlaid by layer, or
+// changes nothing and returns the reason. Callers hold mu.
+func (s *Store) commit(base, layer map[string]any) error {
+	eff := make(map[string]any, len(base)+len(layer))
+	for k, v := range base {
+		eff[k] = v
+	}
+	for k, v := range layer {
+		eff[k] = v
+	}
+	snap := &Snapshot{doc: eff}
+	if err := decodeDocument(eff, snap); err != nil {
+		return err
+	}
+	now := s.now()
+	seen, seq, err := s.placePlayers(snap, eff, now)
+	if err != nil {
+		return err
+	}
+	snap.Made = now
+	if prev := s.cur.Load(); prev != nil {
+		snap.Version = prev.Version + 1
+	} else {
+		snap.Version = 1
+	}
+	s.base, s.layer, s.seen, s.seq = base, layer, seen, seq
+	s.cur.Store(snap)
+	for _, fn := range s.subs {
+		fn(snap)
+	}
+	return nil
+}
+
+// placePlayers gives every player its Since and orders them by first sight.
+func (s *Store) placePlayers(snap *Snapshot, eff map[string]any, now time.Time) (map[uint32]seenPlayer, uint64, error) {
+	raw, _ := eff["players"].(map[string]any)
+	ps := snap.Players
+	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
+	seen := make(map[uint32]seenPlayer, len(ps))
+	seq := s.seq
+	for i := range ps {
+		p := &ps[i]
+		key := fmt.Sprint(p.ID)
+		t := ""
+		if m, ok := raw[key].(map[string]any); ok && m["time"] != nil {
+			t = fmt.Sprint(m["time"])
+		}
+		old, known := s.seen[p.ID]
+		sp := seenPlayer{seq: old.seq, since: old.since, time: t}
+		if !known {
+			seq++
+			sp.seq, sp.since = seq, now
+		}
+		if t != "" && (!known || t != old.time) {
+			secs, err := number(entry(raw, key)["time"], "players."+key+".time", 0, MaxPlayerTime)
+			if err != nil {
+				return nil, 0, err
+			}
+			sp.since = now.Add(-time.Duration(secs * float64(time.Second)))
+		}
+		p.Since = sp.since
+		seen[p.ID] = sp
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return seen[ps[i].ID].seq < seen[ps[j].ID].seq })
+	return seen, seq, nil
+}
+
+func entry(raw map[string]any, key string) map[string]any {
+	v, _ := raw[key].(map[string]any)
+	return v
+}
