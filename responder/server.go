@@ -153,11 +153,11 @@ func (s *Server) closeConns() {
 
 // session is one receive loop's buffers, allocated once.
 type session struct {
-	buf     []byte
-	oob     []byte
+	buf      []byte
+	oob      []byte
 	replyOOB []byte
-	scratch []byte
-	out     [][]byte
+	scratch  []byte
+	out      [][]byte
 }
 
 func newSession() *session {

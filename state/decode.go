@@ -35,17 +35,20 @@ var colourRE = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
 // fields maps every top-level document key to its decoder. Unknown keys are errors.
 var fields = map[string]func(d *decoder, v any) error{
-	"name":        func(d *decoder, v any) (err error) { d.s.Name, err = str(v, "name", MaxNameLen); return },
-	"map":         func(d *decoder, v any) (err error) { d.s.Map, err = str(v, "map", MaxShortLen); return },
-	"game":        func(d *decoder, v any) (err error) { d.s.Game, err = str(v, "game", MaxShortLen); return },
-	"folder":      func(d *decoder, v any) (err error) { d.s.Folder, err = str(v, "folder", MaxShortLen); return },
-	"version":     func(d *decoder, v any) (err error) { d.s.GameVersion, err = str(v, "version", MaxShortLen); return },
-	"keywords":    func(d *decoder, v any) (err error) { d.s.Keywords, err = str(v, "keywords", MaxShortLen); return },
-	"gamemode":    func(d *decoder, v any) (err error) { d.s.Gamemode, err = str(v, "gamemode", MaxShortLen); return },
-	"language":    func(d *decoder, v any) (err error) { d.s.Language, err = str(v, "language", MaxLanguageLen); return },
-	"description": func(d *decoder, v any) (err error) { d.s.Description, err = str(v, "description", MaxDescription); return },
-	"password":    func(d *decoder, v any) (err error) { d.s.Password, err = boolean(v, "password"); return },
-	"vac":         func(d *decoder, v any) (err error) { d.s.VAC, err = boolean(v, "vac"); return },
+	"name":     func(d *decoder, v any) (err error) { d.s.Name, err = str(v, "name", MaxNameLen); return },
+	"map":      func(d *decoder, v any) (err error) { d.s.Map, err = str(v, "map", MaxShortLen); return },
+	"game":     func(d *decoder, v any) (err error) { d.s.Game, err = str(v, "game", MaxShortLen); return },
+	"folder":   func(d *decoder, v any) (err error) { d.s.Folder, err = str(v, "folder", MaxShortLen); return },
+	"version":  func(d *decoder, v any) (err error) { d.s.GameVersion, err = str(v, "version", MaxShortLen); return },
+	"keywords": func(d *decoder, v any) (err error) { d.s.Keywords, err = str(v, "keywords", MaxShortLen); return },
+	"gamemode": func(d *decoder, v any) (err error) { d.s.Gamemode, err = str(v, "gamemode", MaxShortLen); return },
+	"language": func(d *decoder, v any) (err error) { d.s.Language, err = str(v, "language", MaxLanguageLen); return },
+	"description": func(d *decoder, v any) (err error) {
+		d.s.Description, err = str(v, "description", MaxDescription)
+		return
+	},
+	"password": func(d *decoder, v any) (err error) { d.s.Password, err = boolean(v, "password"); return },
+	"vac":      func(d *decoder, v any) (err error) { d.s.VAC, err = boolean(v, "vac"); return },
 	"max_players": func(d *decoder, v any) error {
 		n, err := integer(v, "max_players", 0, MaxMaxPlayers)
 		d.s.MaxPlayers = int(n)
