@@ -22,7 +22,9 @@ type Config struct {
 	Limits     Limits
 	// Silent, when set, is asked for every datagram; while it returns true
 	// (the feed is stale) nothing is answered.
-	Silent   func(now time.Time) bool
+	Silent func(now time.Time) bool
+	// Forward, when set, takes the datagrams no handler claims (relay mode).
+	Forward  Forwarder
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -151,6 +153,55 @@ func (s *Server) closeConns() {
 	}
 }
 
+// Forwarder receives the datagrams no handler claims (relay mode). Forward
+// must not block and must copy req if it keeps it.
+type Forwarder interface {
+	Forward(req []byte, src netip.AddrPort, local netip.Addr, back Sender)
+}
+
+// Sender sends datagrams out of one of the server's sockets.
+type Sender interface {
+	// SendFrom sends b to dst, from local when it is valid (the address a
+	// client's datagrams arrived on), else from the address the kernel picks.
+	SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error
+}
+
+type socketSender struct{ c *net.UDPConn }
+
+func (s socketSender) SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error {
+	var oob []byte
+	if local.IsValid() {
+		oob = controlFrom(make([]byte, 0, 64), local)
+	}
+	_, _, err := s.c.WriteMsgUDPAddrPort(b, oob, dst)
+	return err
+}
+
+// SendTo sends b to dst from the first socket of dst's address family (for
+// master-server heartbeats, so that the master's answer comes back to a
+// socket queryd answers on).
+func (s *Server) SendTo(b []byte, dst netip.AddrPort) error {
+	for _, c := range s.conns {
+		la := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr()
+		if la.Unmap().Is4() == dst.Addr().Unmap().Is4() {
+			_, err := c.WriteToUDPAddrPort(b, netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port()))
+			return err
+		}
+	}
+	return fmt.Errorf("no UDP socket for %s", dst)
+}
+
+// Sender returns a Sender over the first socket of addr's family, or nil.
+func (s *Server) Sender(family netip.Addr) Sender {
+	for _, c := range s.conns {
+		la := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr()
+		if la.Unmap().Is4() == family.Unmap().Is4() {
+			return socketSender{c}
+		}
+	}
+	return nil
+}
+
 // session is one receive loop's buffers, allocated once.
 type session struct {
 	buf      []byte
@@ -203,6 +254,11 @@ func (s *Server) handle(c *net.UDPConn, ss *session, req, oob []byte, src netip.
 		return
 	}
 	if h == nil {
+		if s.cfg.Forward != nil {
+			s.cfg.Forward.Forward(req, src, localAddr(oob), socketSender{c})
+			rt.rows[row][outForwarded].Inc()
+			return
+		}
 		rt.rows[row][outUnknown].Inc()
 		return
 	}

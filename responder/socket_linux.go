@@ -94,3 +94,33 @@ func appendCmsg(b []byte, level, typ int32, dataLen int) []byte {
 	h.SetLen(unix.CmsgLen(dataLen))
 	return b
 }
+
+// localAddr returns the destination address recorded in received control
+// data (IP_PKTINFO / IPV6_PKTINFO), or the zero Addr.
+func localAddr(oob []byte) netip.Addr {
+	var b [64]byte
+	c := replyControl(b[:0], oob)
+	if len(c) == 0 {
+		return netip.Addr{}
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+	data := c[unix.CmsgLen(0):]
+	if h.Type == unix.IP_PKTINFO && h.Level == unix.IPPROTO_IP {
+		return netip.AddrFrom4((*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0])).Spec_dst)
+	}
+	return netip.AddrFrom16((*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0])).Addr)
+}
+
+// controlFrom appends the control message that sends from local.
+func controlFrom(b []byte, local netip.Addr) []byte {
+	if local.Is4() {
+		b = appendCmsg(b, unix.IPPROTO_IP, unix.IP_PKTINFO, unix.SizeofInet4Pktinfo)
+		out := (*unix.Inet4Pktinfo)(unsafe.Pointer(&b[len(b)-unix.CmsgSpace(unix.SizeofInet4Pktinfo)+unix.CmsgLen(0)]))
+		out.Spec_dst = local.As4()
+		return b
+	}
+	b = appendCmsg(b, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO, unix.SizeofInet6Pktinfo)
+	out := (*unix.Inet6Pktinfo)(unsafe.Pointer(&b[len(b)-unix.CmsgSpace(unix.SizeofInet6Pktinfo)+unix.CmsgLen(0)]))
+	out.Addr = local.As16()
+	return b
+}

@@ -26,3 +26,9 @@ func listenUDP(addr string, _ int) (*net.UDPConn, error) {
 
 // replyControl appends nothing: packet info is Linux-only here.
 func replyControl(b, _ []byte) []byte { return b }
+
+// localAddr returns the zero Addr: packet info is Linux-only here.
+func localAddr(_ []byte) netip.Addr { return netip.Addr{} }
+
+// controlFrom appends nothing: packet info is Linux-only here.
+func controlFrom(b []byte, _ netip.Addr) []byte { return b }
