@@ -60,8 +60,8 @@ func (is *Issuer) Tokens(ip netip.Addr) (cur, prev uint32) {
 
 // Valid reports whether tok is ip's current or previous token.
 func (is *Issuer) Valid(ip netip.Addr, tok uint32) bool {
-	cur, prev := is.Tokens(ip)
-	return tok == cur || tok == prev
+	e := is.epoch(is.now())
+	return tok == is.token(ip, e) || tok == is.token(ip, e-1)
 }
 
 func (is *Issuer) epoch(t time.Time) uint64 {
