@@ -99,7 +99,7 @@ func TestAppendString(t *testing.T) {
 		"plain":              `"plain"`,
 		`q"b\`:               `"q\"b\\"`,
 		"a\nb\tc\rd\x01\x7f": `"a\nb\tc\rd\u0001\u007f"`,
-		"Ünïcødé 🎮":         `"Ünïcødé 🎮"`,
+		"Ünïcødé 🎮":          `"Ünïcødé 🎮"`,
 		"bad\xffutf8":        `"bad\ufffdutf8"`,
 		"ls\u2028ps\u2029":   `"ls\u2028ps\u2029"`,
 		"<a&b>":              `"<a&b>"`,
