@@ -141,6 +141,9 @@ func Parse(data []byte) (*Config, error) {
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
+			if perr.LastKey != "" {
+				return nil, Errors{{Key: perr.LastKey, Reason: fmt.Sprintf("%s (line %d)", perr.Message, perr.Position.Line)}}
+			}
 			return nil, fmt.Errorf("TOML syntax: line %d: %s", perr.Position.Line, perr.Message)
 		}
 		return nil, Errors{{Key: keyOfDecodeError(err), Reason: err.Error()}}

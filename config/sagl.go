@@ -1,12 +1,81 @@
 package config
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+)
+
 // SAGL is [sagl]: the SAGL query (UDP and optional HTTP).
 type SAGL struct {
-	Enabled bool   `toml:"enabled"`
-	HTTP    string `toml:"http"` // "127.0.0.1:8080" serves the JSON over HTTP; "" turns it off
-	Logo    string `toml:"logo"` // PNG or JPEG file
+	Enabled bool     `toml:"enabled"`
+	HTTP    string   `toml:"http"`     // "127.0.0.1:8080" serves the JSON over HTTP; "" turns it off
+	Logo    string   `toml:"logo"`     // PNG or JPEG file; the feed's branding.logo overrides it
+	Players string   `toml:"players"`  // "list" (default), "count" or "none"
+	MaxLogo ByteSize `toml:"max_logo"` // largest logo file served; default 1 MiB
+	MaxList ByteSize `toml:"max_list"` // bytes of JSON the players list may take before it is cut short; default 64 KiB
 }
 
-func defaultSAGL() SAGL { return SAGL{Enabled: true} }
+// Bounds of the [sagl] sizes.
+const (
+	saglMaxLogoLimit = 16 << 20 // the logo's size is a u32 on the wire; keep it sane
+	saglMaxListLimit = 4 << 20
+)
 
-func (c *Config) validateSAGL(errs *Errors) {}
+func defaultSAGL() SAGL {
+	return SAGL{Enabled: true, Players: "list", MaxLogo: 1 << 20, MaxList: 64 << 10}
+}
+
+func (c *Config) validateSAGL(errs *Errors) {
+	s := c.SAGL
+	switch s.Players {
+	case "list", "count", "none":
+	default:
+		errs.add("sagl.players", `want "list", "count" or "none", got %q`, s.Players)
+	}
+	if s.HTTP != "" {
+		if _, err := netip.ParseAddrPort(s.HTTP); err != nil {
+			errs.add("sagl.http", `want IP:PORT such as "127.0.0.1:8080", or "" to turn it off, got %q`, s.HTTP)
+		}
+	}
+	if s.MaxLogo < 1024 || s.MaxLogo > saglMaxLogoLimit {
+		errs.add("sagl.max_logo", "want 1KiB to 16MiB, got %d bytes", s.MaxLogo)
+	}
+	if s.MaxList < 1024 || s.MaxList > saglMaxListLimit {
+		errs.add("sagl.max_list", "want 1KiB to 4MiB, got %d bytes", s.MaxList)
+	}
+	if s.Logo != "" {
+		if err := CheckLogoFile(s.Logo, int64(s.MaxLogo)); err != nil {
+			errs.add("sagl.logo", "%v", err)
+		}
+	}
+}
+
+// CheckLogoFile reports whether path is a readable PNG or JPEG file (by its
+// first bytes) of at most max bytes.
+func CheckLogoFile(path string, max int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the logo: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("cannot read the logo: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > max {
+		return fmt.Errorf("%s is too large: %d bytes, at most %d (sagl.max_logo)", path, fi.Size(), max)
+	}
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if !bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")) && !bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}) {
+		return fmt.Errorf("%s is not a PNG or JPEG file (by its first bytes)", path)
+	}
+	return nil
+}

@@ -99,7 +99,7 @@ type daemon struct {
 	protos   []protocol
 	unsub    func()
 	services []service
-	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // service is a part that runs beside the responder (an HTTP listener,
@@ -110,7 +110,7 @@ type service interface {
 }
 
 func startDaemon(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
-	d := &daemon{path: path, cfg: cfg, log: log, reg: prometheus.NewRegistry(), done: make(chan struct{})}
+	d := &daemon{path: path, cfg: cfg, log: log, reg: prometheus.NewRegistry()}
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var err error
 	if d.store, err = state.NewStore(cfg.ServerDoc, nil); err != nil {
@@ -307,9 +307,11 @@ func restartNeeded(old, nc *config.Config) []string {
 	return keys
 }
 
-// stop shuts everything down: services, UDP sockets, the feed (its socket
-// file is removed) and the admin listener.
-func (d *daemon) stop() {
+// stop shuts everything down, once: services, UDP sockets, the feed (its
+// socket file is removed) and the admin listener.
+func (d *daemon) stop() { d.stopOnce.Do(d.shutdown) }
+
+func (d *daemon) shutdown() {
 	for i := len(d.services) - 1; i >= 0; i-- {
 		if err := d.services[i].Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			d.log.Warn("stopping", "err", err)
