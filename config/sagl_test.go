@@ -1,0 +1,66 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSAGLDefaults(t *testing.T) {
+	c, err := Parse([]byte("[sagl]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.SAGL
+	if !s.Enabled || s.Players != "list" || s.MaxLogo != 1<<20 || s.MaxList != 64<<10 || s.HTTP != "" || s.Logo != "" {
+		t.Fatalf("[sagl] defaults: %+v", s)
+	}
+}
+
+func TestSAGLValid(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "logo.png")
+	if err := os.WriteFile(png, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 100)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte(`[sagl]
+players = "count"
+http = "127.0.0.1:8080"
+logo = "` + png + `"
+max_logo = "2MiB"
+max_list = "128KiB"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SAGL.Players != "count" || c.SAGL.MaxLogo != 2<<20 || c.SAGL.MaxList != 128<<10 || c.SAGL.Logo != png {
+		t.Fatalf("%+v", c.SAGL)
+	}
+}
+
+func TestSAGLErrors(t *testing.T) {
+	dir := t.TempDir()
+	gif := filepath.Join(dir, "logo.gif")
+	big := filepath.Join(dir, "big.png")
+	os.WriteFile(gif, []byte("GIF89a and more"), 0o644)
+	os.WriteFile(big, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 2000)...), 0o644)
+	tests := []struct{ toml, key, reason string }{
+		{`players = "all"`, "sagl.players", `want "list", "count" or "none"`},
+		{`http = "localhost"`, "sagl.http", "want IP:PORT"},
+		{`logo = "` + filepath.Join(dir, "missing.png") + `"`, "sagl.logo", "cannot read the logo"},
+		{`logo = "` + gif + `"`, "sagl.logo", "not a PNG or JPEG"},
+		{`logo = "` + dir + `"`, "sagl.logo", "not a regular file"},
+		{"logo = \"" + big + "\"\nmax_logo = 1024", "sagl.logo", "too large"},
+		{`max_logo = 10`, "sagl.max_logo", "want 1KiB to 16MiB"},
+		{`max_list = "1GiB"`, "sagl.max_list", "want 1KiB to 4MiB"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte("[sagl]\n" + tt.toml + "\n"))
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Key != tt.key || !strings.Contains(errs[0].Reason, tt.reason) {
+			t.Errorf("%s: %v; want %s: …%s…", tt.toml, err, tt.key, tt.reason)
+		}
+	}
+}
