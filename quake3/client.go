@@ -1,0 +1,205 @@
+package quake3
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Info is a parsed info string: its keys and values in order.
+type Info struct {
+	Keys   []string
+	Values map[string]string
+}
+
+// Get returns the value of key ("" when absent).
+func (i *Info) Get(key string) string { return i.Values[key] }
+
+// PlayerLine is one player of a statusResponse.
+type PlayerLine struct {
+	Score int    `json:"score"`
+	Ping  int    `json:"ping"`
+	Name  string `json:"name"`
+}
+
+// Status is a parsed statusResponse.
+type Status struct {
+	Info    *Info
+	Players []PlayerLine
+}
+
+var (
+	errNoReply  = errors.New("quake3: not the expected reply")
+	errBadInfo  = errors.New("quake3: info string does not start with \\ or has a key without a value")
+	errBadLine  = errors.New("quake3: bad player line")
+	errEchoMiss = errors.New("quake3: reply does not echo the challenge")
+)
+
+// ParseInfoString parses `\key\value\key\value…`. An empty string is an empty Info.
+func ParseInfoString(s string) (*Info, error) {
+	inf := &Info{Values: map[string]string{}}
+	if s == "" {
+		return inf, nil
+	}
+	if s[0] != '\\' {
+		return nil, errBadInfo
+	}
+	parts := bytes.Split([]byte(s[1:]), []byte{'\\'})
+	if len(parts)%2 != 0 {
+		return nil, errBadInfo
+	}
+	for i := 0; i < len(parts); i += 2 {
+		k := string(parts[i])
+		if _, dup := inf.Values[k]; !dup {
+			inf.Keys = append(inf.Keys, k)
+		}
+		inf.Values[k] = string(parts[i+1])
+	}
+	return inf, nil
+}
+
+// ParseInfoResponse parses an infoResponse datagram.
+func ParseInfoResponse(p []byte) (*Info, error) {
+	if !bytes.HasPrefix(p, infoHeader) {
+		return nil, errNoReply
+	}
+	return ParseInfoString(string(p[len(infoHeader):]))
+}
+
+// ParseStatusResponse parses a statusResponse datagram.
+func ParseStatusResponse(p []byte) (*Status, error) {
+	if !bytes.HasPrefix(p, statusHeader) {
+		return nil, errNoReply
+	}
+	body := p[len(statusHeader):]
+	infoPart, rest, _ := bytes.Cut(body, []byte{'\n'})
+	inf, err := ParseInfoString(string(infoPart))
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{Info: inf, Players: []PlayerLine{}}
+	for _, line := range bytes.Split(rest, []byte{'\n'}) {
+		if len(line) == 0 {
+			continue
+		}
+		pl, err := parsePlayer(line)
+		if err != nil {
+			return nil, err
+		}
+		st.Players = append(st.Players, pl)
+	}
+	return st, nil
+}
+
+// parsePlayer parses `score ping "name"`.
+func parsePlayer(line []byte) (PlayerLine, error) {
+	f := bytes.SplitN(line, []byte{' '}, 3)
+	if len(f) != 3 {
+		return PlayerLine{}, fmt.Errorf("%w: %q", errBadLine, line)
+	}
+	score, err1 := strconv.Atoi(string(f[0]))
+	ping, err2 := strconv.Atoi(string(f[1]))
+	name := f[2]
+	if err1 != nil || err2 != nil || len(name) < 2 || name[0] != '"' || name[len(name)-1] != '"' {
+		return PlayerLine{}, fmt.Errorf("%w: %q", errBadLine, line)
+	}
+	return PlayerLine{Score: score, Ping: ping, Name: string(name[1 : len(name)-1])}, nil
+}
+
+// Client asks one server getinfo and getstatus over UDP. It is not safe for
+// concurrent use.
+type Client struct {
+	conn    *net.UDPConn
+	Timeout time.Duration // per request; 0 means 2 s
+	buf     []byte
+}
+
+// Dial makes a client for the server at addr ("host:port").
+func Dial(addr string) (*Client, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("quake3: resolve %s: %w", addr, err)
+	}
+	c, err := net.DialUDP("udp", nil, ua)
+	if err != nil {
+		return nil, fmt.Errorf("quake3: dial %s: %w", addr, err)
+	}
+	return &Client{conn: c, buf: make([]byte, 65536)}, nil
+}
+
+// Close closes the client's socket.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Info sends "getinfo <random challenge>" and checks the challenge comes back.
+func (c *Client) Info() (*Info, error) {
+	ch := newChallenge()
+	p, err := c.ask("getinfo "+ch, infoHeader)
+	if err != nil {
+		return nil, err
+	}
+	inf, err := ParseInfoResponse(p)
+	if err != nil {
+		return nil, err
+	}
+	if inf.Get("challenge") != ch {
+		return nil, errEchoMiss
+	}
+	return inf, nil
+}
+
+// Status sends "getstatus <random challenge>" and checks the challenge
+// comes back.
+func (c *Client) Status() (*Status, error) {
+	ch := newChallenge()
+	p, err := c.ask("getstatus "+ch, statusHeader)
+	if err != nil {
+		return nil, err
+	}
+	st, err := ParseStatusResponse(p)
+	if err != nil {
+		return nil, err
+	}
+	if st.Info.Get("challenge") != ch {
+		return nil, errEchoMiss
+	}
+	return st, nil
+}
+
+// ask sends one command and returns the first reply starting with want.
+func (c *Client) ask(cmd string, want []byte) ([]byte, error) {
+	t := c.Timeout
+	if t <= 0 {
+		t = 2 * time.Second
+	}
+	if _, err := c.conn.Write(append(append([]byte{}, header...), cmd...)); err != nil {
+		return nil, fmt.Errorf("quake3: send: %w", err)
+	}
+	deadline := time.Now().Add(t)
+	if err := c.conn.SetReadDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("quake3: %w", err)
+	}
+	for {
+		n, err := c.conn.Read(c.buf)
+		if err != nil {
+			return nil, fmt.Errorf("quake3: receive: %w", err)
+		}
+		if bytes.HasPrefix(c.buf[:n], want) {
+			return append([]byte(nil), c.buf[:n]...), nil
+		}
+	}
+}
+
+// newChallenge makes a random challenge of 12 letters and digits.
+func newChallenge() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 12)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

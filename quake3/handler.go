@@ -1,0 +1,100 @@
+package quake3
+
+import (
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
+)
+
+// Per-IP packet rate ioquake3 applies to connectionless queries
+// (SVC_RateLimitAddress): a burst of 10, then one per second.
+const (
+	DefaultPacketRate  = 1.0
+	DefaultPacketBurst = 10
+)
+
+// Handler answers getinfo and getstatus from replies encoded once per
+// snapshot. Serve copies a reply into scratch only to add a challenge.
+type Handler struct {
+	cfg   Config
+	rate  float64
+	burst int
+	enc   atomic.Pointer[encoded]
+}
+
+type encoded struct {
+	info   []byte // infoResponse without a challenge
+	status []byte // statusResponse without a challenge
+}
+
+// NewHandler makes a Quake 3 handler. ratePerSec and burst are the per-IP
+// packet rate the responder applies before Serve (see PacketLimit); zero
+// values take the ioquake3 defaults, a negative rate turns it off.
+func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
+	if ratePerSec == 0 {
+		ratePerSec = DefaultPacketRate
+	}
+	if burst <= 0 {
+		burst = DefaultPacketBurst
+	}
+	return &Handler{cfg: cfg, rate: ratePerSec, burst: burst}
+}
+
+// Name is the protocol's label in metrics and logs.
+func (h *Handler) Name() string { return "quake3" }
+
+// Claims reports whether p is a getinfo or getstatus request.
+func (h *Handler) Claims(p []byte) bool { return Claims(p) }
+
+// PacketLimit is the per-IP request rate the responder enforces before
+// Serve (Quake 3 has no challenge against spoofed sources). A rate of zero
+// or less means none.
+func (h *Handler) PacketLimit() (ratePerSec float64, burst int) {
+	if h.rate < 0 {
+		return 0, 0
+	}
+	return h.rate, h.burst
+}
+
+// Update encodes the replies for a new snapshot.
+func (h *Handler) Update(snap *state.Snapshot) {
+	h.enc.Store(&encoded{info: EncodeInfo(h.cfg, snap), status: EncodeStatus(h.cfg, snap)})
+}
+
+// Serve answers one request by appending one datagram to out: the
+// pre-encoded reply itself, or (with a challenge) the reply assembled in
+// scratch. Quake 3 proves nothing about the source: replies are AnsweredOpen.
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+	enc := h.enc.Load()
+	if enc == nil {
+		return out, wire.Ignored
+	}
+	r, err := ParseRequest(req)
+	if err != nil {
+		return out, wire.Malformed
+	}
+	reply := enc.info
+	if r.Type == TypeStatus {
+		reply = enc.status
+	}
+	if r.Challenge == nil {
+		return append(out, reply), wire.AnsweredOpen
+	}
+	if len(reply)+len(challengeKey)+len(r.Challenge) > len(scratch) {
+		return out, wire.Ignored // scratch smaller than MaxReply: cannot happen with the responder's
+	}
+	b := scratch[:0]
+	if r.Type == TypeStatus {
+		b = append(b, statusHeader...)
+		b = append(b, challengeKey...)
+		b = append(b, r.Challenge...)
+		b = append(b, reply[len(statusHeader):]...)
+	} else {
+		b = append(b, reply...)
+		b = append(b, challengeKey...)
+		b = append(b, r.Challenge...)
+	}
+	return append(out, b), wire.AnsweredOpen
+}
