@@ -27,7 +27,7 @@ type Handler interface {
 }
 
 // ScratchSize is the size of the scratch buffer a Handler may write replies into.
-const ScratchSize = 2048
+const ScratchSize = 16 << 10
 
 // Router picks the handler for a datagram. The first handler that claims it wins.
 type Router struct {
