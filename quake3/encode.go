@@ -1,6 +1,7 @@
 package quake3
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,7 +47,7 @@ type Config struct {
 	GameName string
 	Protocol int        // "protocol"; 0 means DefaultProtocol
 	GameType int        // "gametype" unless the state's rules set g_gametype
-	Extra    []KeyValue // extra keys in both replies, in this order
+	Extra    []KeyValue // extra keys in both replies, in this order (not the keys queryd sets)
 }
 
 // GameNameOf returns the gamename the replies carry for snap.
@@ -94,6 +95,21 @@ func needPass(snap *state.Snapshot) string {
 	return "0"
 }
 
+// reserved are the keys queryd sets itself; Config.Extra cannot override them.
+var reserved = []string{
+	"challenge", "clients", "g_gametype", "g_humanplayers", "g_needpass", "gamename",
+	"gametype", "hostname", "mapname", "protocol", "sv_hostname", "sv_maxclients", "version",
+}
+
+// addExtras adds the configured extras, except reserved keys.
+func (s *infoString) addExtras(extra []KeyValue) {
+	for _, kv := range extra {
+		if !slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(r, kv.Key) }) {
+			s.add(kv.Key, kv.Value)
+		}
+	}
+}
+
 // infoString builds a \key\value info string within a byte budget, skipping
 // keys already present (compared without case, as Quake 3 does).
 type infoString struct {
@@ -127,9 +143,7 @@ func (s *infoString) add(key, value string) {
 // gamename.
 func EncodeInfo(cfg Config, snap *state.Snapshot) []byte {
 	s := newInfoString(append([]byte(nil), infoHeader...), MaxReply-challengeRoom)
-	for _, kv := range cfg.Extra {
-		s.add(kv.Key, kv.Value)
-	}
+	s.addExtras(cfg.Extra)
 	s.add("g_needpass", needPass(snap))
 	s.add("gametype", cfg.gameType(snap))
 	s.add("sv_maxclients", strconv.Itoa(MaxClients(snap)))
@@ -163,9 +177,7 @@ func EncodeStatus(cfg Config, snap *state.Snapshot) []byte {
 	if snap.GameVersion != "" {
 		s.add("version", snap.GameVersion)
 	}
-	for _, kv := range cfg.Extra {
-		s.add(kv.Key, kv.Value)
-	}
+	s.addExtras(cfg.Extra)
 	for _, r := range snap.Rules {
 		s.add(r.Key, r.Value)
 	}

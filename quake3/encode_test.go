@@ -59,16 +59,16 @@ func TestStatusExact(t *testing.T) {
 }
 
 func TestExtrasAndGametype(t *testing.T) {
-	cfg := Config{Protocol: 84, GameType: 5, Extra: []KeyValue{{"sv_punkbuster", "0"}, {"hostname", "ignored"}}}
+	cfg := Config{Protocol: 84, GameType: 5, Extra: []KeyValue{{"sv_punkbuster", "0"}, {"HostName", "ignored"}}}
 	h := handlerFor(t, cfg, `{"name":"ET","map":"oasis","folder":"et main","max_players":20,"password":true,
 		"version":"ET 2.60b","rules":{"g_gametype":"4","sv_hostname":"dup","Mapname":"dup"}}`)
 	got, _ := serve(t, h, q3+"getinfo")
-	want := q3 + "infoResponse\n" + `\sv_punkbuster\0\hostname\ignored\g_needpass\1\gametype\4\sv_maxclients\20\g_humanplayers\0\clients\0\mapname\oasis\protocol\84\gamename\et_main`
+	want := q3 + "infoResponse\n" + `\sv_punkbuster\0\g_needpass\1\gametype\4\sv_maxclients\20\g_humanplayers\0\clients\0\mapname\oasis\hostname\ET\protocol\84\gamename\et_main`
 	if string(got) != want {
 		t.Errorf("info:\n got %q\nwant %q", got, want)
 	}
 	got, _ = serve(t, h, q3+"getstatus")
-	want = q3 + "statusResponse\n" + `\sv_hostname\ET\mapname\oasis\sv_maxclients\20\protocol\84\gamename\et_main\g_gametype\4\g_needpass\1\version\ET 2.60b\sv_punkbuster\0\hostname\ignored` + "\n"
+	want = q3 + "statusResponse\n" + `\sv_hostname\ET\mapname\oasis\sv_maxclients\20\protocol\84\gamename\et_main\g_gametype\4\g_needpass\1\version\ET 2.60b\sv_punkbuster\0` + "\n"
 	if string(got) != want {
 		t.Errorf("status:\n got %q\nwant %q", got, want)
 	}
