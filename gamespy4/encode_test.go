@@ -151,7 +151,7 @@ func TestFullTruncatesPlayers(t *testing.T) {
 		cfg.MaxPacket = max
 		snap := wikiSnapshot()
 		snap.Players = nil
-		for i := 0; i < 300; i++ {
+		for i := 0; i < 600; i++ {
 			snap.Players = append(snap.Players, state.Player{ID: uint32(i), Name: fmt.Sprintf("player_name_%04d", i)})
 		}
 		snap.Rules = []state.Rule{{Key: "z_rule", Value: "dropped before any player is"}}
@@ -167,13 +167,13 @@ func TestFullTruncatesPlayers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.Players) != listed || listed == 0 || listed >= 300 {
+		if len(f.Players) != listed || listed == 0 || listed >= 600 {
 			t.Fatalf("max %d: %d players parsed, listed %d", limit, len(f.Players), listed)
 		}
 		if f.Players[listed-1] != fmt.Sprintf("player_name_%04d", listed-1) {
 			t.Fatalf("max %d: last player %q: not the first ones in order", limit, f.Players[listed-1])
 		}
-		if f.Get("numplayers") != "300" || f.Get("z_rule") != "" {
+		if f.Get("numplayers") != "600" || f.Get("z_rule") != "" {
 			t.Fatalf("max %d: numplayers %q, z_rule %q", limit, f.Get("numplayers"), f.Get("z_rule"))
 		}
 	}

@@ -17,10 +17,10 @@ const (
 	// DefaultMaxPacket is the default size limit of a reply datagram: 1,024
 	// bytes, the most minequery reads.
 	DefaultMaxPacket = 1024
-	// MinPacket and MaxPacket bound Config.MaxPacket. MaxPacket is the
-	// responder's scratch buffer size, which replies are written into.
+	// MinPacket and MaxPacket bound Config.MaxPacket. Replies are written
+	// into the responder's scratch buffer, which must hold MaxPacket bytes.
 	MinPacket = 1024
-	MaxPacket = 2048
+	MaxPacket = 8192
 )
 
 // Config is the GameSpy4 responder's configuration.

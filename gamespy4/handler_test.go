@@ -10,7 +10,7 @@ import (
 	"github.com/queryd/queryd/wire"
 )
 
-const scratchSize = 2048 // the responder's ScratchSize
+const scratchSize = MaxPacket // the least scratch the responder may hand Serve
 
 func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, wire.Outcome) {
 	return h.Serve(req, src, make([]byte, scratchSize), nil)
