@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/sagl"
+)
+
+// saglTestPNG writes a small PNG to dir/name and returns its path and bytes.
+func saglTestPNG(t *testing.T, dir, name string, w int) (string, []byte) {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, w))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i*7 + i/13)
+	}
+	img.Set(0, 0, color.White)
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, b.Bytes()
+}
+
+func saglHTTPAddr(t *testing.T, d *daemon) string {
+	t.Helper()
+	for _, s := range d.services {
+		if h, ok := s.(*saglHTTP); ok {
+			return h.Addr()
+		}
+	}
+	t.Fatal("no SAGL HTTP service")
+	return ""
+}
+
+func saglClient(t *testing.T, d *daemon) *sagl.Client {
+	t.Helper()
+	c, err := sagl.Dial(d.udp.Addrs()[0].String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.Timeout = 3 * time.Second
+	return c
+}
+
+func saglGet(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	r, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, body
+}
+
+func saglPlayers(n int) map[string]any {
+	ps := make(map[string]any, n)
+	for i := 0; i < n; i++ {
+		ps[fmt.Sprint(i)] = map[string]any{"name": fmt.Sprintf("Player %04d", i), "score": i % 50, "ping": 20 + i%100}
+	}
+	return ps
+}
+
+// A fed state with 1,000 players and a logo, over UDP (Go client and the
+// CLI) and HTTP: the same JSON everywhere, the logo by its hash.
+func TestSAGLOverUDPAndHTTP(t *testing.T) {
+	dir := testDir(t)
+	logoPath, logo := saglTestPNG(t, dir, "logo.png", 48)
+	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nhttp = \"127.0.0.1:0\"\nlogo = \""+logoPath+"\"\n"))
+	fc, err := feed.Dial(filepath.Join(dir, "feed.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	_, err = fc.Replace(map[string]any{
+		"name": "Example RP", "version": "0.2.0", "protocol": 102, "max_players": 1000,
+		"players":  saglPlayers(1000),
+		"branding": map[string]any{"primary": "#ff8800", "show_name": true},
+		"tags":     []string{"roleplay"}, "links": map[string]any{"website": "https://example.com"},
+		"values": map[string]any{"map": "Los Santos", "copsOnDuty": 3},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := saglClient(t, d)
+	res, err := c.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(logo)
+	in := res.Info
+	if in.Name != "Example RP" || in.Version != "0.2.0" || in.Protocol != 102 || in.Players.Online != 1000 ||
+		len(in.Players.List) != 1000 || in.Players.List[999].Name != "Player 0999" || in.Players.Truncated ||
+		in.Branding.Logo == nil || in.Branding.Logo.SHA256 != hex.EncodeToString(sum[:]) || !in.Branding.ShowName ||
+		in.Values["copsOnDuty"] != 3.0 || in.Links["website"] != "https://example.com" {
+		t.Fatalf("UDP info: %+v", in)
+	}
+	lr, err := c.Logo()
+	if err != nil || !bytes.Equal(lr.Data, logo) {
+		t.Fatalf("logo over UDP: %v", err)
+	}
+
+	base := "http://" + saglHTTPAddr(t, d)
+	for _, p := range []string{"/", "/query"} {
+		hres, body := saglGet(t, base+p)
+		if hres.StatusCode != 200 || !bytes.Equal(body, res.JSON) || hres.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("GET %s: %d, %d bytes (UDP %d), the HTTP JSON must equal the UDP JSON", p, hres.StatusCode, len(body), len(res.JSON))
+		}
+	}
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+	hres, body := saglGet(t, base+"/logo")
+	if hres.StatusCode != 200 || hres.Header.Get("ETag") != etag || hres.Header.Get("Content-Type") != "image/png" || !bytes.Equal(body, logo) {
+		t.Fatalf("GET /logo: %d %v", hres.StatusCode, hres.Header)
+	}
+	if hres, _ = saglGet(t, base+"/logo", "If-None-Match", etag); hres.StatusCode != 304 {
+		t.Fatalf("If-None-Match: %d", hres.StatusCode)
+	}
+
+	out := filepath.Join(dir, "got.png")
+	code, stdout, stderr := run(t, "", "query", "-proto", "sagl", "-timeout", "3s", "-logo", out, d.udp.Addrs()[0].String())
+	if code != 0 {
+		t.Fatalf("queryd query -proto sagl: %d %s", code, stderr)
+	}
+	var cli, udp any
+	json.Unmarshal(res.JSON, &udp)
+	if err := json.Unmarshal([]byte(stdout), &cli); err != nil || fmt.Sprint(cli) != fmt.Sprint(udp) {
+		t.Fatalf("CLI JSON differs from the UDP JSON: %v", err)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, logo) {
+		t.Fatal("the CLI saved a different logo")
+	}
+}
+
+// branding.logo set through the feed replaces the config's logo; a missing
+// file is served as no logo.
+func TestSAGLLogoFromFeed(t *testing.T) {
+	dir := testDir(t)
+	cfgLogo, _ := saglTestPNG(t, dir, "a.png", 8)
+	feedLogo, feedBytes := saglTestPNG(t, dir, "b.png", 20)
+	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nplayers = \"count\"\nlogo = \""+cfgLogo+"\"\n"))
+	fc, err := feed.Dial(filepath.Join(dir, "feed.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	c := saglClient(t, d)
+	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": feedLogo}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Info()
+	sum := sha256.Sum256(feedBytes)
+	if err != nil || res.Info.Branding.Logo == nil || res.Info.Branding.Logo.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("feed logo: %+v %v", res, err)
+	}
+	if res.Info.Players == nil || res.Info.Players.Online != 0 || strings.Contains(string(res.JSON), `"list"`) {
+		t.Fatalf("players = \"count\": %s", res.JSON)
+	}
+	if lr, err := c.Logo(); err != nil || !bytes.Equal(lr.Data, feedBytes) {
+		t.Fatalf("feed logo over UDP: %v", err)
+	}
+	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": filepath.Join(dir, "missing.png")}}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = c.Info(); err != nil || res.Info.Branding.Logo != nil {
+		t.Fatalf("missing logo file: %s %v", res.JSON, err)
+	}
+	if lr, err := c.Logo(); err != nil || lr.Data != nil {
+		t.Fatalf("missing logo over UDP: %+v %v", lr, err)
+	}
+}
