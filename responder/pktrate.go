@@ -1,0 +1,72 @@
+package responder
+
+import (
+	"net/netip"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/time/rate"
+)
+
+// PacketLimited is implemented by a Handler whose protocol cannot prove a
+// source's address (Quake 3): the responder then limits how many of its
+// requests one source (IPv4 address or IPv6 /64) may send, before Serve and
+// on top of the byte budgets. A rate of zero or less means no limit.
+type PacketLimited interface {
+	PacketLimit() (ratePerSec float64, burst int)
+}
+
+// defaultTrackedSources bounds a packet limiter's memory when Limits set none.
+const defaultTrackedSources = 65536
+
+// packetLimiter is one handler's per-source request rate: a token bucket per
+// source, kept for the most recent sources in an LRU cache.
+type packetLimiter struct {
+	rate    rate.Limit
+	burst   int
+	sources *lru.Cache[ipKey, *rate.Limiter]
+}
+
+// packetLimiters returns, per handler, its packet limiter or nil.
+func packetLimiters(handlers []Handler, tracked int) []*packetLimiter {
+	out := make([]*packetLimiter, len(handlers))
+	for i, h := range handlers {
+		out[i] = newPacketLimiter(h, tracked)
+	}
+	return out
+}
+
+// newPacketLimiter returns h's packet limiter, or nil when h asks for none.
+func newPacketLimiter(h Handler, tracked int) *packetLimiter {
+	pl, ok := h.(PacketLimited)
+	if !ok {
+		return nil
+	}
+	r, burst := pl.PacketLimit()
+	if r <= 0 {
+		return nil
+	}
+	if tracked < 16 {
+		tracked = defaultTrackedSources
+	}
+	c, err := lru.New[ipKey, *rate.Limiter](tracked)
+	if err != nil { // only for a size below 1
+		return nil
+	}
+	return &packetLimiter{rate: rate.Limit(r), burst: max(burst, 1), sources: c}
+}
+
+// allow reports whether one more request from ip may be served now. A nil
+// limiter allows everything.
+func (p *packetLimiter) allow(ip netip.Addr, now time.Time) bool {
+	if p == nil {
+		return true
+	}
+	k := keyOf(ip)
+	l, ok := p.sources.Get(k)
+	if !ok {
+		l = rate.NewLimiter(p.rate, p.burst)
+		p.sources.Add(k, l)
+	}
+	return l.AllowN(now, 1)
+}

@@ -1,0 +1,60 @@
+package responder
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/queryd/queryd/wire"
+)
+
+type limitedHandler struct {
+	rate  float64
+	burst int
+}
+
+func (limitedHandler) Name() string        { return "limited" }
+func (limitedHandler) Claims(p []byte) bool { return true }
+func (limitedHandler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+	return out, wire.Ignored
+}
+func (h limitedHandler) PacketLimit() (float64, int) { return h.rate, h.burst }
+
+type plainHandler struct{ limitedHandler }
+
+func (plainHandler) PacketLimit() {} // not PacketLimited's signature
+
+func TestPacketLimiter(t *testing.T) {
+	ls := packetLimiters([]Handler{limitedHandler{1, 10}, plainHandler{}, limitedHandler{0, 10}}, 0)
+	if ls[0] == nil || ls[1] != nil || ls[2] != nil {
+		t.Fatalf("limiters %v: want one for the PacketLimited handler with a positive rate only", ls)
+	}
+	p := ls[0]
+	now := time.Unix(1700000000, 0)
+	a := netip.MustParseAddr("127.0.0.1")
+	for i := 0; i < 10; i++ {
+		if !p.allow(a, now) {
+			t.Fatalf("request %d of the burst refused", i+1)
+		}
+	}
+	if p.allow(a, now) {
+		t.Fatal("the 11th request at once was allowed (ioquake3: burst 10)")
+	}
+	if !p.allow(netip.MustParseAddr("127.0.0.2"), now) {
+		t.Error("another source was refused")
+	}
+	if !p.allow(a, now.Add(time.Second)) || p.allow(a, now.Add(time.Second)) {
+		t.Error("want exactly one more request after a second")
+	}
+	v6a, v6b := netip.MustParseAddr("::1"), netip.MustParseAddr("::2") // the same /64
+	for i := 0; i < 10; i++ {
+		p.allow(v6a, now)
+	}
+	if p.allow(v6b, now) {
+		t.Error("a second address of the same IPv6 /64 got its own burst")
+	}
+	var none *packetLimiter
+	if !none.allow(a, now) {
+		t.Error("a nil limiter refused")
+	}
+}

@@ -1,0 +1,60 @@
+package responder
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Reasons a relayed datagram is dropped (label "reason").
+const (
+	dropQueueFull    = iota // the session's queue is full
+	dropSessionsFull        // MaxSessions reached: a new client is not let in
+	dropDial                // no upstream socket could be opened
+	dropSend                // a socket refused the datagram
+	dropTooLarge            // over 65,535 bytes
+	numDrops
+)
+
+var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large"}
+
+// relayMetrics are the relay's Prometheus counters.
+type relayMetrics struct {
+	up, down           prometheus.Counter
+	upBytes, downBytes prometheus.Counter
+	opened             prometheus.Counter
+	drops              [numDrops]prometheus.Counter
+}
+
+func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64) error {
+	packets := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_packets_total",
+		Help: "Datagrams relayed, by direction (upstream: to the game server; downstream: to clients).",
+	}, []string{"direction"})
+	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_bytes_total",
+		Help: "Payload bytes relayed, by direction.",
+	}, []string{"direction"})
+	drops := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_dropped_total",
+		Help: "Datagrams the relay dropped, by reason.",
+	}, []string{"reason"})
+	opened := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "queryd_relay_sessions_opened_total",
+		Help: "Relay sessions opened (one per client address).",
+	})
+	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_relay_sessions",
+		Help: "Relay sessions open now.",
+	}, active)
+	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, gauge} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	m.up, m.down = packets.WithLabelValues("upstream"), packets.WithLabelValues("downstream")
+	m.upBytes, m.downBytes = bytes.WithLabelValues("upstream"), bytes.WithLabelValues("downstream")
+	m.opened = opened
+	for i, l := range dropLabels {
+		m.drops[i] = drops.WithLabelValues(l)
+	}
+	return nil
+}
+
+func (m *relayMetrics) drop(reason int) { m.drops[reason].Inc() }
