@@ -46,7 +46,8 @@ type Config struct {
 // Listen is [listen]: the UDP sockets.
 type Listen struct {
 	UDP        []string `toml:"udp"`         // addresses; "0.0.0.0:27015", "[::]:27015"
-	Workers    int      `toml:"workers"`     // receive goroutines per socket; 0: one per CPU
+	Socket     string   `toml:"socket"`      // socket layer: "batch" (Linux) or "portable"; "" picks batch on Linux
+	Workers    int      `toml:"workers"`     // sockets (batch) or goroutines (portable) per address; 0: one per CPU
 	RecvBuffer ByteSize `toml:"recv_buffer"` // SO_RCVBUF; 0 keeps the system default
 }
 
@@ -187,6 +188,11 @@ func (c *Config) validate(errs *Errors) {
 			errs.add(key, "%q is listed twice", a)
 		}
 		seen[a] = true
+	}
+	switch c.Listen.Socket {
+	case "", "batch", "portable":
+	default:
+		errs.add("listen.socket", "want \"batch\" (Linux) or \"portable\", got %q", c.Listen.Socket)
 	}
 	if c.Listen.Workers < 0 || c.Listen.Workers > 256 {
 		errs.add("listen.workers", "want 0 (one per CPU) to 256, got %d", c.Listen.Workers)

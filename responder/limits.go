@@ -1,6 +1,7 @@
 package responder
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"time"
@@ -57,10 +58,14 @@ func keyOf(ip netip.Addr) ipKey {
 	return k
 }
 
+// shards splits the per-IP cache so that receive loops on different cores
+// rarely wait for the same lock.
+const shards = 16
+
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
 	lim      Limits
-	perIP    *lru.Cache[ipKey, *rate.Limiter]
+	perIP    [shards]*lru.Cache[ipKey, *rate.Limiter]
 	unproven *rate.Limiter
 }
 
@@ -68,25 +73,31 @@ func newLimiter(l Limits) (*limiter, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := lru.New[ipKey, *rate.Limiter](l.TrackedIPs)
-	if err != nil {
-		return nil, fmt.Errorf("per-IP cache: %w", err)
+	lim := &limiter{lim: l, unproven: rate.NewLimiter(rate.Limit(l.UnprovenRate), l.UnprovenBurst)}
+	for i := range lim.perIP {
+		c, err := lru.New[ipKey, *rate.Limiter](max(l.TrackedIPs/shards, 1))
+		if err != nil {
+			return nil, fmt.Errorf("per-IP cache: %w", err)
+		}
+		lim.perIP[i] = c
 	}
-	return &limiter{
-		lim:      l,
-		perIP:    c,
-		unproven: rate.NewLimiter(rate.Limit(l.UnprovenRate), l.UnprovenBurst),
-	}, nil
+	return lim, nil
+}
+
+func (k ipKey) shard() int {
+	h := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])
+	return int((h * 0x9E3779B97F4A7C15) >> 60)
 }
 
 // allow reports whether n reply bytes may go to ip now, and takes them from
 // the budgets if so. A reply larger than a burst takes the whole burst.
 func (l *limiter) allow(ip netip.Addr, n int, proven bool, now time.Time) bool {
 	k := keyOf(ip)
-	pl, ok := l.perIP.Get(k)
+	c := l.perIP[k.shard()]
+	pl, ok := c.Get(k)
 	if !ok {
 		pl = rate.NewLimiter(rate.Limit(l.lim.PerIPRate), l.lim.PerIPBurst)
-		l.perIP.Add(k, pl)
+		c.Add(k, pl)
 	}
 	if !pl.AllowN(now, min(n, l.lim.PerIPBurst)) {
 		return false
@@ -98,4 +109,10 @@ func (l *limiter) allow(ip netip.Addr, n int, proven bool, now time.Time) bool {
 }
 
 // tracked returns how many sources the per-IP cache holds.
-func (l *limiter) tracked() int { return l.perIP.Len() }
+func (l *limiter) tracked() int {
+	n := 0
+	for _, c := range l.perIP {
+		n += c.Len()
+	}
+	return n
+}

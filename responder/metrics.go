@@ -2,6 +2,7 @@ package responder
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,6 +18,9 @@ const (
 	numOutcomes
 )
 
+// maxRows bounds the protocols the metrics can tell apart ("unknown" included).
+const maxRows = 16
+
 func outcomeLabel(o int) string {
 	switch o {
 	case outRateLimited:
@@ -31,59 +35,51 @@ func outcomeLabel(o int) string {
 	return wire.Outcome(o).String()
 }
 
-// Metrics are the responder's Prometheus counters, resolved per protocol and
-// outcome once so that counting allocates nothing.
+// Metrics are the responder's Prometheus counters. Each receive loop counts
+// into its own workerStats (no shared cache lines on the hot path); a scrape
+// sums them.
 type Metrics struct {
-	requests  *prometheus.CounterVec
-	bytesIn   *prometheus.CounterVec
-	bytesOut  *prometheus.CounterVec
-	errors    *prometheus.CounterVec
-	mu        sync.Mutex // guards adding rows
-	protocols []string
-	counters  [][numOutcomes]prometheus.Counter
-	in, out   []prometheus.Counter
-	recvErr   prometheus.Counter
-	sendErr   prometheus.Counter
-	truncated prometheus.Counter
+	mu        sync.Mutex
+	protocols []string // row names; row 0 is "unknown"
+	workers   []*workerStats
+
+	requests, bytesIn, bytesOut, errors *prometheus.Desc
 }
 
-// NewMetrics registers the responder's metrics with reg for the given
-// protocol names; "unknown" is added for datagrams no handler claims.
-func NewMetrics(reg prometheus.Registerer, protocols []string) (*Metrics, error) {
+// workerStats are one receive loop's counters.
+type workerStats struct {
+	req      [maxRows][numOutcomes]atomic.Uint64
+	in, out  [maxRows]atomic.Uint64
+	recvErr  atomic.Uint64
+	sendErr  atomic.Uint64
+	trunc    atomic.Uint64
+	overflow atomic.Uint64 // datagrams the kernel dropped (SO_RXQ_OVFL)
+	_        [64]byte
+}
+
+// NewMetrics registers the responder's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queryd_requests_total",
-			Help: "UDP datagrams received, by protocol and what was done with them.",
-		}, []string{"protocol", "outcome"}),
-		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queryd_received_bytes_total",
-			Help: "UDP payload bytes received, by protocol.",
-		}, []string{"protocol"}),
-		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queryd_sent_bytes_total",
-			Help: "UDP payload bytes sent, by protocol.",
-		}, []string{"protocol"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queryd_socket_errors_total",
-			Help: "Socket errors, by operation (receive, send, truncated).",
-		}, []string{"op"}),
+		requests: prometheus.NewDesc("queryd_requests_total",
+			"UDP datagrams received, by protocol and what was done with them.", []string{"protocol", "outcome"}, nil),
+		bytesIn: prometheus.NewDesc("queryd_received_bytes_total",
+			"UDP payload bytes received, by protocol.", []string{"protocol"}, nil),
+		bytesOut: prometheus.NewDesc("queryd_sent_bytes_total",
+			"UDP payload bytes sent, by protocol.", []string{"protocol"}, nil),
+		errors: prometheus.NewDesc("queryd_socket_errors_total",
+			"Socket errors and drops, by op: receive, send, truncated (datagram larger than the buffer), overflow (dropped by the kernel: receive buffer full).", []string{"op"}, nil),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.bytesIn, m.bytesOut, m.errors} {
-		if err := reg.Register(c); err != nil {
+	m.row("unknown")
+	if reg != nil {
+		if err := reg.Register(m); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range append([]string{"unknown"}, protocols...) {
-		m.row(p)
-	}
-	m.recvErr = m.errors.WithLabelValues("receive")
-	m.sendErr = m.errors.WithLabelValues("send")
-	m.truncated = m.errors.WithLabelValues("truncated")
 	return m, nil
 }
 
-// row returns the metrics row of a protocol, adding it on first use.
-// Row 0 is "unknown".
+// row returns the metrics row of a protocol, adding it on first use; past
+// maxRows every new name shares the last row.
 func (m *Metrics) row(protocol string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -92,13 +88,67 @@ func (m *Metrics) row(protocol string) int {
 			return i
 		}
 	}
-	var cs [numOutcomes]prometheus.Counter
-	for o := range cs {
-		cs[o] = m.requests.WithLabelValues(protocol, outcomeLabel(o))
+	if len(m.protocols) == maxRows {
+		return maxRows - 1
 	}
 	m.protocols = append(m.protocols, protocol)
-	m.counters = append(m.counters, cs)
-	m.in = append(m.in, m.bytesIn.WithLabelValues(protocol))
-	m.out = append(m.out, m.bytesOut.WithLabelValues(protocol))
 	return len(m.protocols) - 1
+}
+
+// newWorker returns a fresh set of counters for one receive loop.
+func (m *Metrics) newWorker() *workerStats {
+	w := &workerStats{}
+	m.mu.Lock()
+	m.workers = append(m.workers, w)
+	m.mu.Unlock()
+	return w
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.requests
+	ch <- m.bytesIn
+	ch <- m.bytesOut
+	ch <- m.errors
+}
+
+// Collect implements prometheus.Collector: it sums every loop's counters.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	protocols := append([]string{}, m.protocols...)
+	workers := append([]*workerStats{}, m.workers...)
+	m.mu.Unlock()
+	for r, p := range protocols {
+		for o := 0; o < numOutcomes; o++ {
+			if o == int(wire.AnsweredOpen) {
+				continue // counted with Answered: one "answered" label
+			}
+			var n uint64
+			for _, w := range workers {
+				n += w.req[r][o].Load()
+				if o == int(wire.Answered) {
+					n += w.req[r][wire.AnsweredOpen].Load()
+				}
+			}
+			ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(n), p, outcomeLabel(o))
+		}
+		var in, out uint64
+		for _, w := range workers {
+			in += w.in[r].Load()
+			out += w.out[r].Load()
+		}
+		ch <- prometheus.MustNewConstMetric(m.bytesIn, prometheus.CounterValue, float64(in), p)
+		ch <- prometheus.MustNewConstMetric(m.bytesOut, prometheus.CounterValue, float64(out), p)
+	}
+	var recv, send, trunc, ovfl uint64
+	for _, w := range workers {
+		recv += w.recvErr.Load()
+		send += w.sendErr.Load()
+		trunc += w.trunc.Load()
+		ovfl += w.overflow.Load()
+	}
+	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(recv), "receive")
+	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(send), "send")
+	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(trunc), "truncated")
+	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(ovfl), "overflow")
 }

@@ -28,6 +28,13 @@ type fixture struct {
 
 // newFixture runs a responder with the real A2S handler on listen.
 func newFixture(t *testing.T, listen string, lim responder.Limits) *fixture {
+	return newFixtureOn(t, responder.SocketBatch, listen, lim)
+}
+
+// layers are the socket layers every behaviour test runs on.
+var layers = []string{responder.SocketBatch, responder.SocketPortable}
+
+func newFixtureOn(t *testing.T, layer, listen string, lim responder.Limits) *fixture {
 	t.Helper()
 	f := &fixture{reg: prometheus.NewRegistry()}
 	is, err := challenge.New(nil)
@@ -45,6 +52,7 @@ func newFixture(t *testing.T, listen string, lim responder.Limits) *fixture {
 	}
 	f.srv, err = responder.New(responder.Config{
 		Listen:   []string{listen},
+		Socket:   layer,
 		Workers:  2,
 		Limits:   lim,
 		Silent:   func(time.Time) bool { return f.quiet.Load() },
@@ -118,7 +126,13 @@ func clientConn(t *testing.T, laddr string) *net.UDPConn {
 // Bound to the wildcard address, replies leave from the address each query
 // was sent to (IP_PKTINFO), so clients that filter by source accept them.
 func TestReplyFromDestinationAddress(t *testing.T) {
-	f := newFixture(t, "0.0.0.0:0", responder.Limits{})
+	for _, layer := range layers {
+		t.Run(layer, func(t *testing.T) { testReplyFromDestination(t, layer) })
+	}
+}
+
+func testReplyFromDestination(t *testing.T, layer string) {
+	f := newFixtureOn(t, layer, "0.0.0.0:0", responder.Limits{})
 	c := clientConn(t, "127.0.0.1:0")
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.3.4.5"} {
 		dst := netip.AddrPortFrom(netip.MustParseAddr(ip), f.addr.Port())
@@ -133,7 +147,13 @@ func TestReplyFromDestinationAddress(t *testing.T) {
 }
 
 func TestIPv6Loopback(t *testing.T) {
-	f := newFixture(t, "[::]:0", responder.Limits{})
+	for _, layer := range layers {
+		t.Run(layer, func(t *testing.T) { testIPv6(t, layer) })
+	}
+}
+
+func testIPv6(t *testing.T, layer string) {
+	f := newFixtureOn(t, layer, "[::]:0", responder.Limits{})
 	c := clientConn(t, "[::1]:0")
 	dst := netip.AddrPortFrom(netip.MustParseAddr("::1"), f.addr.Port())
 	reply, src := exchange(t, c, dst, infoReq, 2*time.Second)
@@ -148,7 +168,13 @@ func TestIPv6Loopback(t *testing.T) {
 }
 
 func TestChallengeThenAnswerAndMetrics(t *testing.T) {
-	f := newFixture(t, "127.0.0.1:0", responder.Limits{})
+	for _, layer := range layers {
+		t.Run(layer, func(t *testing.T) { testChallengeAndMetrics(t, layer) })
+	}
+}
+
+func testChallengeAndMetrics(t *testing.T, layer string) {
+	f := newFixtureOn(t, layer, "127.0.0.1:0", responder.Limits{})
 	c := clientConn(t, "127.0.0.1:0")
 	ch, _ := exchange(t, c, f.addr, infoReq, 2*time.Second)
 	info, _ := exchange(t, c, f.addr, append(append([]byte{}, infoReq...), ch[5:9]...), 2*time.Second)
@@ -273,5 +299,28 @@ func TestSendTo(t *testing.T) {
 	n, src, err := c.ReadFromUDPAddrPort(buf)
 	if err != nil || string(buf[:n]) != "heartbeat\n" || src != f.addr {
 		t.Fatalf("%q from %s: %v", buf[:n], src, err)
+	}
+}
+
+// Close returns promptly: blocked receives wake up.
+func TestClosePrompt(t *testing.T) {
+	for _, layer := range layers {
+		f := newFixtureOn(t, layer, "127.0.0.1:0", responder.Limits{})
+		start := time.Now()
+		f.srv.Close()
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("%s: Close took %v", layer, d)
+		}
+	}
+}
+
+// Several sockets share one port (SO_REUSEPORT) and all of them answer.
+func TestManySources(t *testing.T) {
+	f := newFixture(t, "127.0.0.1:0", responder.Limits{})
+	for i := 1; i <= 16; i++ {
+		c := clientConn(t, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 2, byte(i)}), 0).String())
+		if r, _ := exchange(t, c, f.addr, infoReq, 2*time.Second); len(r) != 9 {
+			t.Fatalf("source %d not answered", i)
+		}
 	}
 }

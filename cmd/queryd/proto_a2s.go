@@ -23,7 +23,7 @@ func buildA2S(c *config.Config, d deps) (protocol, error) {
 		Compat:         c.A2S.Compat,
 		LegacyRequests: c.A2S.LegacyRequests,
 		GamePort:       port,
-	}, d.issuer, nil), nil
+	}, d.issuer, d.clock.Now), nil
 }
 
 // queryA2S asks a server A2S_INFO, A2S_PLAYER and A2S_RULES.

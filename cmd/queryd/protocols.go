@@ -7,6 +7,7 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
 )
 
 // protocol is a responder handler that encodes its replies once per snapshot.
@@ -18,6 +19,7 @@ type protocol interface {
 // deps is what protocol builders may use besides the config.
 type deps struct {
 	issuer   *challenge.Issuer
+	clock    *wire.Clock // coarse clock set per receive batch: pass clock.Now to handlers
 	log      *slog.Logger
 	gamePort uint16 // the first [listen] udp port
 }

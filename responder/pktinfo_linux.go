@@ -4,7 +4,6 @@ package responder
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"syscall"
@@ -15,14 +14,12 @@ import (
 
 const msgTrunc = unix.MSG_TRUNC
 
-// listenUDP opens a UDP socket on addr ("udp4" for an IPv4 address, "udp6",
+const defaultSocket = SocketBatch
+
+// listenUDP opens a net.UDPConn on ap ("udp4" for an IPv4 address, "udp6",
 // IPv6 only, for an IPv6 one) with packet info enabled, so that replies can
 // leave from the address each query arrived on.
-func listenUDP(addr string, rcvbuf int) (*net.UDPConn, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("want IP:PORT: %w", err)
-	}
+func listenUDP(ap netip.AddrPort, rcvbuf int) (*net.UDPConn, error) {
 	network := "udp4"
 	if ap.Addr().Is6() && !ap.Addr().Is4In6() {
 		network = "udp6"
@@ -36,7 +33,7 @@ func listenUDP(addr string, rcvbuf int) (*net.UDPConn, error) {
 				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1)
 			}
 			if serr == nil && rcvbuf > 0 {
-				serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, rcvbuf)
+				serr = setRecvBuffer(int(fd), rcvbuf)
 			}
 		})
 		if err != nil {
@@ -49,6 +46,15 @@ func listenUDP(addr string, rcvbuf int) (*net.UDPConn, error) {
 		return nil, err
 	}
 	return pc.(*net.UDPConn), nil
+}
+
+// setRecvBuffer sets SO_RCVBUF, past net.core.rmem_max when allowed
+// (SO_RCVBUFFORCE needs CAP_NET_ADMIN).
+func setRecvBuffer(fd, size int) error {
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, size) == nil {
+		return nil
+	}
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, size)
 }
 
 // replyControl appends to b the control message that makes a reply leave

@@ -3,20 +3,24 @@
 package responder
 
 import (
-	"fmt"
+	"errors"
 	"net"
 	"net/netip"
 )
 
 const msgTrunc = 0
 
+const defaultSocket = SocketPortable
+
+const batchSupported = false
+
+func listenBatch(netip.AddrPort, Config) (listener, error) {
+	return nil, errors.New("the batch socket layer is Linux-only")
+}
+
 // listenUDP opens a plain UDP socket: without packet info, replies leave from
 // the address the kernel chooses (bind to a specific address to control it).
-func listenUDP(addr string, _ int) (*net.UDPConn, error) {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("want IP:PORT: %w", err)
-	}
+func listenUDP(ap netip.AddrPort, _ int) (*net.UDPConn, error) {
 	network := "udp4"
 	if ap.Addr().Is6() {
 		network = "udp6"
