@@ -1,0 +1,357 @@
+//go:build linux
+
+package responder
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const batchSupported = true
+
+// Batch path sizes.
+const (
+	batchSize   = 64  // datagrams per recvmmsg
+	sendCap     = 256 // datagrams per sendmmsg
+	ctrlSize    = 128 // control data per received datagram (pktinfo, overflow counter)
+	replyCtrlSz = 64  // control data per reply (pktinfo)
+	recvTimeout = 200 // ms: how often a blocked receive wakes to notice Close
+)
+
+// mmsghdr is struct mmsghdr: one message of recvmmsg/sendmmsg.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+}
+
+// batchListener serves one address with one SO_REUSEPORT socket per worker,
+// each read outside the Go netpoller by a goroutine locked to its thread,
+// in batches: recvmmsg(MSG_WAITFORONE) in, sendmmsg out.
+type batchListener struct {
+	addr    netip.AddrPort
+	v6      bool
+	fds     []int
+	started atomic.Bool
+	closing atomic.Bool
+}
+
+func listenBatch(ap netip.AddrPort, cfg Config) (listener, error) {
+	l := &batchListener{v6: ap.Addr().Is6() && !ap.Addr().Is4In6()}
+	for i := 0; i < cfg.Workers; i++ {
+		fd, err := openBatchSocket(ap, l.v6, cfg.RecvBuffer)
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.fds = append(l.fds, fd)
+		if i == 0 {
+			if ap, err = boundAddr(fd); err != nil { // port 0: the others join the chosen port
+				l.close()
+				return nil, err
+			}
+		}
+	}
+	l.addr = ap
+	return l, nil
+}
+
+func openBatchSocket(ap netip.AddrPort, v6 bool, rcvbuf int) (int, error) {
+	family := unix.AF_INET
+	if v6 {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	opts := [][3]int{{unix.SOL_SOCKET, unix.SO_REUSEPORT, 1}, {unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1}}
+	if v6 {
+		opts = append(opts, [3]int{unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1}, [3]int{unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1})
+	} else {
+		opts = append(opts, [3]int{unix.IPPROTO_IP, unix.IP_PKTINFO, 1})
+	}
+	for _, o := range opts {
+		if err := unix.SetsockoptInt(fd, o[0], o[1], o[2]); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("setsockopt %d/%d: %w", o[0], o[1], err)
+		}
+	}
+	tv := unix.Timeval{Usec: recvTimeout * 1000}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("SO_RCVTIMEO: %w", err)
+	}
+	if rcvbuf > 0 {
+		if err := setRecvBuffer(fd, rcvbuf); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("SO_RCVBUF: %w", err)
+		}
+	}
+	var sa unix.Sockaddr
+	if v6 {
+		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	} else {
+		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().Unmap().As4()}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("bind: %w", err)
+	}
+	return fd, nil
+}
+
+func boundAddr(fd int) (netip.AddrPort, error) {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("getsockname: %w", err)
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)), nil
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port)), nil
+	}
+	return netip.AddrPort{}, fmt.Errorf("getsockname: unexpected %T", sa)
+}
+
+func (l *batchListener) localAddr() netip.AddrPort { return l.addr }
+
+func (l *batchListener) sender() Sender { return &fdSender{fd: l.fds[0], v6: l.v6} }
+
+// close wakes the receive loops (shutdown) and lets each close its socket;
+// sockets whose loop never started are closed here.
+func (l *batchListener) close() {
+	if l.closing.Swap(true) {
+		return
+	}
+	for _, fd := range l.fds {
+		unix.Shutdown(fd, unix.SHUT_RD)
+		if !l.started.Load() {
+			unix.Close(fd)
+		}
+	}
+}
+
+func (l *batchListener) start(s *Server) {
+	l.started.Store(true)
+	for _, fd := range l.fds {
+		w := newBatchWorker(fd, s.cfg.MaxRequest)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			defer unix.Close(fd)
+			w.run(s, l)
+		}()
+	}
+}
+
+// batchWorker is one socket's receive loop with every buffer allocated once.
+type batchWorker struct {
+	fd      int
+	maxReq  int
+	msgs    [batchSize]mmsghdr
+	iovs    [batchSize]unix.Iovec
+	names   [batchSize]unix.RawSockaddrInet6
+	ctrl    []byte // batchSize × ctrlSize
+	bufs    []byte // batchSize × maxReq
+	scratch []byte // batchSize × ScratchSize
+	rctrl   []byte // batchSize × replyCtrlSz
+	smsgs   [sendCap]mmsghdr
+	siovs   [sendCap]unix.Iovec
+	ns      int
+	ovfl    uint32 // the kernel's last drop count on this socket
+}
+
+func newBatchWorker(fd, maxReq int) *batchWorker {
+	w := &batchWorker{
+		fd:      fd,
+		maxReq:  maxReq,
+		ctrl:    make([]byte, batchSize*ctrlSize),
+		bufs:    make([]byte, batchSize*maxReq),
+		scratch: make([]byte, batchSize*ScratchSize),
+		rctrl:   make([]byte, batchSize*replyCtrlSz),
+	}
+	for i := range w.msgs {
+		w.iovs[i].Base = &w.bufs[i*maxReq]
+		w.iovs[i].SetLen(maxReq)
+		h := &w.msgs[i].hdr
+		h.Name = (*byte)(unsafe.Pointer(&w.names[i]))
+		h.Iov = &w.iovs[i]
+		h.SetIovlen(1)
+		h.Control = &w.ctrl[i*ctrlSize]
+	}
+	w.reset(batchSize)
+	return w
+}
+
+// reset restores the lengths the kernel overwrote in the first n messages.
+func (w *batchWorker) reset(n int) {
+	for i := 0; i < n; i++ {
+		h := &w.msgs[i].hdr
+		h.Namelen = unix.SizeofSockaddrInet6
+		h.SetControllen(ctrlSize)
+		h.Flags = 0
+	}
+}
+
+func (w *batchWorker) run(s *Server, l *batchListener) {
+	ss := s.newSession()
+	back := l.sender()
+	for !l.closing.Load() {
+		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(w.fd), uintptr(unsafe.Pointer(&w.msgs[0])),
+			batchSize, unix.MSG_WAITFORONE, 0, 0)
+		if e != 0 {
+			if e != unix.EAGAIN && e != unix.EINTR && !l.closing.Load() {
+				ss.stats.recvErr.Add(1)
+			}
+			continue
+		}
+		n := int(r)
+		if n == 0 {
+			continue
+		}
+		b := s.beginBatch()
+		for i := 0; i < n; i++ {
+			w.handle(s, ss, &b, i, back)
+		}
+		w.countOverflow(ss, n)
+		w.flush(ss)
+		w.reset(n)
+	}
+}
+
+// handle answers received message i and queues its replies.
+func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back Sender) {
+	m := &w.msgs[i]
+	if m.hdr.Flags&unix.MSG_TRUNC != 0 {
+		ss.stats.trunc.Add(1)
+		return
+	}
+	req := w.bufs[i*w.maxReq : i*w.maxReq+int(m.n)]
+	oob := w.ctrl[i*ctrlSize : i*ctrlSize+int(m.hdr.Controllen)]
+	src := sockaddrAddrPort(&w.names[i])
+	out := s.process(ss, b, req, w.scratch[i*ScratchSize:(i+1)*ScratchSize], src, oob, back)
+	if len(out) == 0 {
+		return
+	}
+	rc := replyControl(w.rctrl[i*replyCtrlSz:i*replyCtrlSz:(i+1)*replyCtrlSz], oob)
+	for _, d := range out {
+		if len(d) > 0 {
+			w.queue(ss, d, i, rc)
+		}
+	}
+}
+
+// queue adds one reply datagram to the send batch, to message i's source.
+func (w *batchWorker) queue(ss *session, d []byte, i int, rc []byte) {
+	sm := &w.smsgs[w.ns].hdr
+	sm.Name = (*byte)(unsafe.Pointer(&w.names[i]))
+	sm.Namelen = w.msgs[i].hdr.Namelen
+	w.siovs[w.ns].Base = &d[0]
+	w.siovs[w.ns].SetLen(len(d))
+	sm.Iov = &w.siovs[w.ns]
+	sm.SetIovlen(1)
+	if len(rc) > 0 {
+		sm.Control = &rc[0]
+		sm.SetControllen(len(rc))
+	} else {
+		sm.Control = nil
+		sm.SetControllen(0)
+	}
+	w.ns++
+	if w.ns == sendCap {
+		w.flush(ss)
+	}
+}
+
+// flush sends the queued replies; a datagram the kernel refuses is counted
+// and skipped.
+func (w *batchWorker) flush(ss *session) {
+	for off := 0; off < w.ns; {
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(w.fd), uintptr(unsafe.Pointer(&w.smsgs[off])),
+			uintptr(w.ns-off), 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
+		case e != 0:
+			ss.stats.sendErr.Add(1)
+			off++
+		default:
+			off += int(r)
+		}
+	}
+	w.ns = 0
+}
+
+// countOverflow reads the kernel's drop counter (SO_RXQ_OVFL) from the last
+// of the n received messages that carries it.
+func (w *batchWorker) countOverflow(ss *session, n int) {
+	for i := n - 1; i >= 0; i-- {
+		oob := w.ctrl[i*ctrlSize : i*ctrlSize+int(w.msgs[i].hdr.Controllen)]
+		if v, ok := rxqOverflow(oob); ok {
+			if v > w.ovfl {
+				ss.stats.overflow.Add(uint64(v - w.ovfl))
+			}
+			w.ovfl = v
+			return
+		}
+	}
+}
+
+// rxqOverflow finds the SO_RXQ_OVFL counter in control data.
+func rxqOverflow(oob []byte) (uint32, bool) {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) {
+			return 0, false
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_RXQ_OVFL && l >= unix.CmsgLen(4) {
+			return binary.NativeEndian.Uint32(oob[unix.CmsgLen(0):]), true
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.SizeofCmsghdr), len(oob)):]
+	}
+	return 0, false
+}
+
+// sockaddrAddrPort reads a received sockaddr_in or sockaddr_in6.
+func sockaddrAddrPort(sa *unix.RawSockaddrInet6) netip.AddrPort {
+	if sa.Family == unix.AF_INET {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), binary.BigEndian.Uint16(p[:]))
+	}
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), binary.BigEndian.Uint16(p[:]))
+}
+
+// fdSender sends through a batch socket (relay replies, heartbeats).
+type fdSender struct {
+	fd int
+	v6 bool
+}
+
+func (s *fdSender) SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error {
+	var oob []byte
+	if local.IsValid() {
+		oob = controlFrom(make([]byte, 0, replyCtrlSz), local)
+	}
+	var sa unix.Sockaddr
+	if s.v6 {
+		sa = &unix.SockaddrInet6{Port: int(dst.Port()), Addr: dst.Addr().As16()}
+	} else {
+		if !dst.Addr().Unmap().Is4() {
+			return fmt.Errorf("send to %s from an IPv4 socket", dst)
+		}
+		sa = &unix.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().Unmap().As4()}
+	}
+	_, err := unix.SendmsgN(s.fd, b, oob, sa, 0)
+	return err
+}
