@@ -112,6 +112,8 @@ func checkQstat(t *testing.T, addr string, st TestState) {
 	}
 	// qstat adds INFO fields (protocol, gamedir, bots, …) to the rules.
 	checkRules(t, "qstat", s.Rules, want, true)
+	checkEq(t, "qstat rule bots (from INFO)", s.Rules["bots"], fmt.Sprint(len(st.Bots())))
+	checkEq(t, "qstat rule gamedir (from INFO)", s.Rules["gamedir"], st.Folder)
 }
 
 // gamedigResult is the part of gamedig's result the checks read.
