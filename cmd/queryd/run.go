@@ -93,6 +93,7 @@ type daemon struct {
 	udp    *responder.Server
 	feed   *feed.Server
 	admin  *adminServer
+	relay  *responder.Relay // relay mode ([relay] upstream); nil when off
 
 	mu       sync.Mutex // guards cfg, protos, unsub during reloads
 	cfg      *config.Config
@@ -154,6 +155,7 @@ func (d *daemon) startFeed() error {
 		Mode:       mode,
 		Group:      d.cfg.Feed.Group,
 		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
+		Peer:       d.peerFunc(),
 		Logger:     d.log.With("part", "feed"),
 	}
 	f, err := feed.Listen(fc, d.store)
@@ -174,12 +176,17 @@ func (d *daemon) startUDP() error {
 	if err != nil {
 		return err
 	}
+	fwd, err := d.startRelay()
+	if err != nil {
+		return err
+	}
 	rc := responder.Config{
 		Listen:     d.cfg.Listen.UDP,
 		Workers:    d.cfg.Listen.Workers,
 		RecvBuffer: int(d.cfg.Listen.RecvBuffer),
 		Limits:     limitsOf(d.cfg),
 		Silent:     d.feed.Stale,
+		Forward:    fwd,
 		Logger:     d.log.With("part", "udp"),
 		Registry:   d.reg,
 	}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/quake3"
+)
+
+const q3hdr = "\xff\xff\xff\xff"
+
+// startDaemonNoCleanup starts a daemon the test stops itself.
+func startDaemonNoCleanup(t *testing.T, path string) *daemon {
+	t.Helper()
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := startDaemon(cfg, path, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func udpLoopback(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readFrom waits up to 5 s for a datagram on c.
+func readFrom(t *testing.T, c *net.UDPConn) ([]byte, netip.AddrPort) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 65535)
+	n, from, err := c.ReadFromUDPAddrPort(buf)
+	if err != nil {
+		t.Fatalf("nothing arrived: %v", err)
+	}
+	return buf[:n], from
+}
+
+func feedClient(t *testing.T, d *daemon) *feed.Client {
+	t.Helper()
+	fc, err := feed.Dial(d.feed.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fc.Close() })
+	return fc
+}
+
+func metricValue(t *testing.T, d *daemon, name, label string) float64 {
+	t.Helper()
+	mfs, err := d.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label == "" || (len(m.GetLabel()) > 0 && m.GetLabel()[0].GetValue() == label) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func TestQuake3QueryLoopback(t *testing.T) {
+	dir := testDir(t)
+	d := startTestDaemon(t, writeConfig(t, dir, `
+[server.players.1]
+name = "Ali\\ce;"
+score = 9
+ping = 40
+[quake3]
+gamename = "mygame"
+protocol = 71
+`))
+	addr := d.udp.Addrs()[0].String()
+	res, err := queryQuake3(addr, queryOpts{timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.(map[string]any)
+	info, status := m["info"].(map[string]string), m["status"].(map[string]string)
+	players := m["players"].([]quake3.PlayerLine)
+	if info["hostname"] != "config name" || info["mapname"] != "config_map" || info["gamename"] != "mygame" ||
+		info["protocol"] != "71" || info["clients"] != "1" || info["sv_maxclients"] != "10" {
+		t.Errorf("info %v", info)
+	}
+	if status["sv_hostname"] != "config name" || len(players) != 1 || players[0] != (quake3.PlayerLine{Score: 9, Ping: 40, Name: "Ali/ce:"}) {
+		t.Errorf("status %v players %+v", status, players)
+	}
+}
+
+// A fake master on loopback: the heartbeat arrives from queryd's public
+// socket, the master's getinfo challenge is answered with the keys dpmaster
+// requires, a player joining heartbeats at once, and stopping flatlines.
+func TestQuake3MasterHeartbeats(t *testing.T) {
+	master := udpLoopback(t)
+	dir := testDir(t)
+	d := startDaemonNoCleanup(t, writeConfig(t, dir, `
+[quake3]
+gamename = "mygame"
+query_port_is_join_port = true
+[[quake3.masters]]
+address = "`+master.LocalAddr().String()+`"
+heartbeat = "DarkPlaces"
+flatline = "ETFlatline-1"
+[[quake3.masters]]
+address = "no-such-master.invalid:27950"
+heartbeat = "QuakeArena-1"
+`))
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.stop()
+		}
+	}()
+	public := d.udp.Addrs()[0]
+
+	msg, from := readFrom(t, master)
+	if string(msg) != q3hdr+"heartbeat DarkPlaces\n" || from != public {
+		t.Fatalf("got %q from %s, want the heartbeat from the public %s", msg, from, public)
+	}
+	if _, err := master.WriteToUDPAddrPort([]byte(q3hdr+"getinfo A_ch4Lleng3"), from); err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := readFrom(t, master)
+	inf, err := quake3.ParseInfoResponse(reply)
+	if err != nil {
+		t.Fatalf("%q: %v", reply, err)
+	}
+	if inf.Get("challenge") != "A_ch4Lleng3" || inf.Get("protocol") != "68" || inf.Get("clients") != "0" ||
+		inf.Get("sv_maxclients") != "10" || inf.Get("gamename") != "mygame" || inf.Keys[len(inf.Keys)-1] != "challenge" {
+		t.Errorf("infoResponse %v", inf.Values)
+	}
+	if n := metricValue(t, d, "queryd_quake3_master_getinfo_total", ""); n != 1 {
+		t.Errorf("master getinfo counted %v, want 1", n)
+	}
+
+	// Empty -> non-empty: a heartbeat at once.
+	if _, err := feedClient(t, d).Patch(map[string]any{"players": map[string]any{"1": map[string]any{"name": "p"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := readFrom(t, master); string(msg) != q3hdr+"heartbeat DarkPlaces\n" {
+		t.Fatalf("after a player joined: %q", msg)
+	}
+
+	d.stop()
+	stopped = true
+	if msg, _ := readFrom(t, master); string(msg) != q3hdr+"heartbeat ETFlatline-1\n" {
+		t.Fatalf("on stop: %q, want the flatline", msg)
+	}
+	if n := metricValue(t, d, "queryd_quake3_heartbeats_total", "heartbeat"); n != 2 {
+		t.Errorf("%v heartbeats counted, want 2", n)
+	}
+	if n := metricValue(t, d, "queryd_quake3_heartbeat_errors_total", ""); n < 1 {
+		t.Errorf("the unresolvable master was not counted as an error")
+	}
+}
+
+// A stale feed flatlines; the next feed message heartbeats again.
+func TestQuake3StaleFeedFlatlines(t *testing.T) {
+	master := udpLoopback(t)
+	dir := testDir(t)
+	path := writeConfig(t, dir, `
+[quake3]
+query_port_is_join_port = true
+[[quake3.masters]]
+address = "`+master.LocalAddr().String()+`"
+heartbeat = "EnemyTerritory-1"
+flatline = "ETFlatline-1"
+`)
+	cfg := strings.Replace(string(mustRead(t, path)), `stale_after = "60s"`, `stale_after = "1s"`, 1)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startTestDaemon(t, path)
+	if msg, _ := readFrom(t, master); string(msg) != q3hdr+"heartbeat EnemyTerritory-1\n" {
+		t.Fatalf("first: %q", msg)
+	}
+	fc := feedClient(t, d)
+	if _, err := fc.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := readFrom(t, master); string(msg) != q3hdr+"heartbeat ETFlatline-1\n" {
+		t.Fatalf("stale: %q, want the flatline", msg)
+	}
+	if _, err := fc.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if msg, _ := readFrom(t, master); string(msg) != q3hdr+"heartbeat EnemyTerritory-1\n" {
+		t.Fatalf("live again: %q, want a heartbeat", msg)
+	}
+}
+
+// Relay mode in front of a fake game server: unclaimed datagrams reach the
+// game server through one session per client and come back from the public
+// port; queries are still answered by queryd; the feed's peer op names the
+// client behind a session port.
+func TestQuake3RelayMode(t *testing.T) {
+	game := udpLoopback(t)
+	go func() {
+		buf := make([]byte, 65535)
+		for {
+			n, src, err := game.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			game.WriteToUDPAddrPort(append([]byte(fmt.Sprintf("%sfrom %d ", q3hdr, src.Port())), buf[:n]...), src)
+		}
+	}()
+	dir := testDir(t)
+	d := startTestDaemon(t, writeConfig(t, dir, `
+[relay]
+upstream = "`+game.LocalAddr().String()+`"
+`))
+	public := d.udp.Addrs()[0]
+	fc := feedClient(t, d)
+	ports := map[int]netip.AddrPort{}
+	for i := 0; i < 2; i++ {
+		c := udpLoopback(t)
+		c.WriteToUDPAddrPort([]byte(q3hdr+"getchallenge"), public)
+		reply, from := readFrom(t, c)
+		var port int
+		if _, err := fmt.Sscanf(string(reply), q3hdr+"from %d ", &port); err != nil || from != public {
+			t.Fatalf("client %d: %q from %s: %v", i, reply, from, err)
+		}
+		ports[port] = c.LocalAddr().(*net.UDPAddr).AddrPort()
+		// The same client's query is answered by queryd, not relayed.
+		c.WriteToUDPAddrPort([]byte(q3hdr+"getinfo"), public)
+		if reply, _ := readFrom(t, c); !bytes.HasPrefix(reply, []byte(q3hdr+"infoResponse\n")) {
+			t.Fatalf("client %d getinfo: %q", i, reply)
+		}
+	}
+	if len(ports) != 2 {
+		t.Fatalf("two clients share a session: %v", ports)
+	}
+	for port, want := range ports {
+		rep, err := fc.Do(map[string]any{"op": "peer", "port": port})
+		if err != nil || rep.Peer != want.String() {
+			t.Errorf("peer %d: %+v %v, want %s", port, rep, err, want)
+		}
+	}
+	if rep, err := fc.Do(map[string]any{"op": "peer", "port": 1}); err == nil || rep.OK {
+		t.Errorf("peer of an unknown port: %+v", rep)
+	}
+}
