@@ -204,3 +204,16 @@ func BenchmarkServeChallenge(b *testing.B) {
 	h, _ := benchHandler(b)
 	benchServe(b, h, req(KindInfo, 0, 0), wire.Challenged)
 }
+
+// BenchmarkPublish1000Players is the cost of one state change: the JSON and
+// its parts for 1,000 players (Update runs once per snapshot, not per query).
+func BenchmarkPublish1000Players(b *testing.B) {
+	snap := snapOf(b, manyPlayers(1000))
+	logo := testLogo(b)
+	h := NewHandler(Config{}, testIssuer())
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		h.enc.Store(nil) // encode afresh every time
+		h.Publish(snap, logo)
+	}
+}
