@@ -13,7 +13,7 @@ type limitedHandler struct {
 	burst int
 }
 
-func (limitedHandler) Name() string        { return "limited" }
+func (limitedHandler) Name() string         { return "limited" }
 func (limitedHandler) Claims(p []byte) bool { return true }
 func (limitedHandler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
 	return out, wire.Ignored

@@ -71,7 +71,8 @@ type listener interface {
 // handlers; it is swapped whole on reload.
 type routing struct {
 	router *Router
-	rows   []int // metrics row per handler
+	rows   []int            // metrics row per handler
+	pkt    []*packetLimiter // per handler: its per-source request rate, or nil (pktrate.go)
 }
 
 // Forwarder receives the datagrams no handler claims (relay mode). Forward
@@ -128,7 +129,7 @@ func New(cfg Config, handlers ...Handler) (*Server, error) {
 // SetHandlers replaces the protocol handlers (on reload); queries in flight
 // finish with the old ones.
 func (s *Server) SetHandlers(handlers ...Handler) {
-	rt := &routing{router: NewRouter(handlers...)}
+	rt := &routing{router: NewRouter(handlers...), pkt: packetLimiters(handlers, s.cfg.Limits.TrackedIPs)}
 	for _, h := range handlers {
 		rt.rows = append(rt.rows, s.metrics.row(h.Name()))
 	}
@@ -270,17 +271,21 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 		return out
 	}
 	st.in[row].Add(uint64(len(req)))
+	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
+		s.cfg.Forward.Forward(req, src, localAddr(oob), back)
+		st.req[row][outForwarded].Add(1)
+		return nil
+	}
 	if b.silent {
 		st.req[row][outSilent].Add(1)
 		return nil
 	}
 	if h == nil {
-		if s.cfg.Forward != nil {
-			s.cfg.Forward.Forward(req, src, localAddr(oob), back)
-			st.req[row][outForwarded].Add(1)
-			return nil
-		}
 		st.req[row][outUnknown].Add(1)
+		return nil
+	}
+	if !b.rt.pkt[idx].allow(src.Addr(), b.now) {
+		st.req[row][outRateLimited].Add(1)
 		return nil
 	}
 	out, outcome := h.Serve(req, src, scratch, ss.out[:0])

@@ -214,11 +214,32 @@ flatline = "ETFlatline-1"
 	}
 }
 
-// Relay mode in front of a fake game server: unclaimed datagrams reach the
-// game server through one session per client and come back from the public
-// port; queries are still answered by queryd; the feed's peer op names the
-// client behind a session port.
-func TestQuake3RelayMode(t *testing.T) {
+// The per-IP packet rate (ioquake3's burst then 1/s) applies before serving.
+func TestQuake3PacketRate(t *testing.T) {
+	d := startTestDaemon(t, writeConfig(t, testDir(t), "[quake3]\npacket_rate = 0.5\npacket_burst = 3\n"))
+	c := udpLoopback(t)
+	public := d.udp.Addrs()[0]
+	for i := 0; i < 6; i++ {
+		c.WriteToUDPAddrPort([]byte(q3hdr+"getinfo\n"), public)
+	}
+	answered := 0
+	buf := make([]byte, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		if _, _, err := c.ReadFromUDPAddrPort(buf); err != nil {
+			break
+		}
+		answered++
+	}
+	if answered != 3 {
+		t.Errorf("%d of 6 getinfo answered at once, want the burst of 3", answered)
+	}
+}
+
+// echoGameServer is a fake game server: it answers every datagram with
+// "from <port> " and the datagram.
+func echoGameServer(t *testing.T) *net.UDPConn {
+	t.Helper()
 	game := udpLoopback(t)
 	go func() {
 		buf := make([]byte, 65535)
@@ -230,6 +251,44 @@ func TestQuake3RelayMode(t *testing.T) {
 			game.WriteToUDPAddrPort(append([]byte(fmt.Sprintf("%sfrom %d ", q3hdr, src.Port())), buf[:n]...), src)
 		}
 	}()
+	return game
+}
+
+// While the feed is stale queryd answers no query, but relay mode still
+// carries the game's traffic.
+func TestQuake3RelayWhileStale(t *testing.T) {
+	game := echoGameServer(t)
+	dir := testDir(t)
+	path := writeConfig(t, dir, "[relay]\nupstream = \""+game.LocalAddr().String()+"\"\n")
+	cfg := strings.Replace(string(mustRead(t, path)), `stale_after = "60s"`, `stale_after = "200ms"`, 1)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startTestDaemon(t, path)
+	if _, err := feedClient(t, d).Ping(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	c := udpLoopback(t)
+	public := d.udp.Addrs()[0]
+	c.WriteToUDPAddrPort([]byte(q3hdr+"getinfo"), public)
+	c.WriteToUDPAddrPort([]byte(q3hdr+"connect"), public)
+	reply, _ := readFrom(t, c)
+	if !bytes.HasPrefix(reply, []byte(q3hdr+"from ")) || !bytes.HasSuffix(reply, []byte("connect")) {
+		t.Fatalf("got %q, want the game server's answer to connect (and nothing for getinfo)", reply)
+	}
+	c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if n, _, err := c.ReadFromUDPAddrPort(make([]byte, 4096)); err == nil {
+		t.Errorf("a second datagram came while stale (%d bytes)", n)
+	}
+}
+
+// Relay mode in front of a fake game server: unclaimed datagrams reach the
+// game server through one session per client and come back from the public
+// port; queries are still answered by queryd; the feed's peer op names the
+// client behind a session port.
+func TestQuake3RelayMode(t *testing.T) {
+	game := echoGameServer(t)
 	dir := testDir(t)
 	d := startTestDaemon(t, writeConfig(t, dir, `
 [relay]
