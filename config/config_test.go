@@ -86,10 +86,10 @@ x = 1
 
 func TestDecodeErrorsNameTheKey(t *testing.T) {
 	for cfg, key := range map[string]string{
-		"[feed]\nstale_after = \"soon\"\n":          "feed.stale_after",
+		"[feed]\nstale_after = \"soon\"\n":         "feed.stale_after",
 		"[limits]\nper_ip_rate = \"12 parsecs\"\n": "limits.per_ip_rate",
-		"[listen]\nudp = \"0.0.0.0:1\"\n":           "listen.udp",
-		"[a2s]\nenabled = \"yes\"\n":                "a2s.enabled",
+		"[listen]\nudp = \"0.0.0.0:1\"\n":          "listen.udp",
+		"[a2s]\nenabled = \"yes\"\n":               "a2s.enabled",
 	} {
 		_, err := Parse([]byte(cfg))
 		if err == nil || !strings.Contains(err.Error(), key) {
