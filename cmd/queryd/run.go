@@ -53,14 +53,18 @@ func cmdRun(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	notifyReady(log, d.protocolNames()) // systemd Type=notify (notify.go)
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
+			notifyReloading(log)
 			d.reload()
+			notifyReady(log, d.protocolNames())
 			continue
 		}
 		log.Info("shutting down", "signal", sig.String())
 		break
 	}
+	notifyStopping(log)
 	d.stop()
 	return 0
 }
