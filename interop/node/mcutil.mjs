@@ -1,0 +1,33 @@
+// mcutil.mjs <basic|full> <host> <port>
+//
+// Asks one server with npm minecraft-server-util (queryBasic or queryFull)
+// and prints its result as JSON on stdout. SRV lookups are off (the library
+// does one even for an IP otherwise). Exit status: 0 answered, 1 the query
+// failed, 2 bad usage.
+import util from 'minecraft-server-util'
+
+const [mode, host, portText] = process.argv.slice(2)
+const port = Number(portText)
+if (!['basic', 'full'].includes(mode) || !host || !Number.isInteger(port) || port < 1 || port > 65535) {
+  console.error('usage: mcutil.mjs <basic|full> <host> <port>')
+  process.exit(2)
+}
+
+// queryBasic waits for a missing field until its timeout; this is a hard stop.
+const guard = setTimeout(() => {
+  console.error('mcutil.mjs: no result within 20 s')
+  process.exit(1)
+}, 20000)
+
+const options = { enableSRV: false, timeout: 5000, sessionID: 0x01020304 }
+try {
+  const result = mode === 'full'
+    ? await util.queryFull(host, port, options)
+    : await util.queryBasic(host, port, options)
+  clearTimeout(guard)
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n')
+} catch (err) {
+  clearTimeout(guard)
+  console.error(`mcutil.mjs: ${mode} ${host}:${port}: ${err && err.stack ? err.stack : err}`)
+  process.exit(1)
+}
