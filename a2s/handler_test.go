@@ -188,7 +188,6 @@ func TestMalformed(t *testing.T) {
 		"info cut payload":    append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 'T'}, "Source Engine"...),
 		"player no challenge": {0xFF, 0xFF, 0xFF, 0xFF, 'U'},
 		"rules short token":   {0xFF, 0xFF, 0xFF, 0xFF, 'V', 1, 2},
-		"retry short token":   {0xFF, 0xFF, 0xFF, 0xFF, 'A', 1, 2, 3},
 		"unknown type":        {0xFF, 0xFF, 0xFF, 0xFF, 'Z', 0, 0, 0, 0},
 		"split header":        {0xFE, 0xFF, 0xFF, 0xFF, 'T'},
 	} {
@@ -222,7 +221,9 @@ func TestParseRequestVectors(t *testing.T) {
 func TestClaims(t *testing.T) {
 	for req, want := range map[string]bool{
 		"\xFF\xFF\xFF\xFFTSource": true, "\xFF\xFF\xFF\xFFU": true, "\xFF\xFF\xFF\xFFV": true,
-		"\xFF\xFF\xFF\xFFW": true, "\xFF\xFF\xFF\xFFi": true, "\xFF\xFF\xFF\xFFA": true,
+		"\xFF\xFF\xFF\xFFW": true, "\xFF\xFF\xFF\xFFi": true, "\xFF\xFF\xFF\xFFi\x00\x00": true,
+		"\xFF\xFF\xFF\xFFA\x01\x02\x03\x04": true, "\xFF\xFF\xFF\xFFA": false,
+		"\xFF\xFF\xFF\xFFipAuthorize 1 accept KEY": false, "\xFF\xFF\xFF\xFFinfoResponse": false,
 		"\xFF\xFF\xFF\xFFgetinfo": false, "\xFF\xFF\xFF\xFF": false, "\xFE\xFD\x09": false, "SAGQ": false,
 	} {
 		if Claims([]byte(req)) != want {

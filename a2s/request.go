@@ -47,17 +47,34 @@ type Request struct {
 	Compat    bool   // a steamlogger-style request ("SOURCE\0" or the 'A' retry)
 }
 
-// Claims reports whether p starts like an A2S request: the -1 header and one
-// of the request type bytes queryd answers.
+// Claims reports whether p is an A2S request: the -1 header and one of the
+// request type bytes queryd answers. The one-byte requests (A2A_PING,
+// GETCHALLENGE) are claimed only when nothing but NUL padding follows, and
+// the compat retry only at its exact 9 bytes, so that other connectionless
+// packets on a shared port (Quake 3's "ipAuthorize …" in relay mode) are not
+// taken for them.
 func Claims(p []byte) bool {
 	if len(p) < 5 || !bytes.Equal(p[:4], header) {
 		return false
 	}
 	switch p[4] {
-	case TypeInfo, TypePlayer, TypeRules, TypeGetChallenge, TypePing, TypeChallenge:
+	case TypeInfo, TypePlayer, TypeRules:
 		return true
+	case TypeGetChallenge, TypePing:
+		return allZero(p[5:])
+	case TypeChallenge:
+		return len(p) == 9
 	}
 	return false
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseRequest parses an A2S request datagram. Bytes after a request's fields
