@@ -22,6 +22,7 @@ import (
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
 )
 
 // cmdRun runs the daemon until SIGTERM or SIGINT; SIGHUP reloads the config.
@@ -94,6 +95,7 @@ type daemon struct {
 	reg    *prometheus.Registry
 	store  *state.Store
 	issuer *challenge.Issuer
+	clock  *wire.Clock // set per receive batch; read by the issuer and handlers
 	udp    *responder.Server
 	feed   *feed.Server
 	admin  *adminServer
@@ -121,7 +123,8 @@ func startDaemon(cfg *config.Config, path string, log *slog.Logger) (*daemon, er
 	if d.store, err = state.NewStore(cfg.ServerDoc, nil); err != nil {
 		return nil, fmt.Errorf("[server]: %w", err)
 	}
-	if d.issuer, err = challenge.New(nil); err != nil {
+	d.clock = &wire.Clock{}
+	if d.issuer, err = challenge.New(d.clock.Now); err != nil {
 		return nil, err
 	}
 	if err := d.startFeed(); err != nil {
@@ -186,10 +189,12 @@ func (d *daemon) startUDP() error {
 	}
 	rc := responder.Config{
 		Listen:     d.cfg.Listen.UDP,
+		Socket:     d.cfg.Listen.Socket,
 		Workers:    d.cfg.Listen.Workers,
 		RecvBuffer: int(d.cfg.Listen.RecvBuffer),
 		Limits:     limitsOf(d.cfg),
 		Silent:     d.feed.Stale,
+		Clock:      d.clock,
 		Forward:    fwd,
 		Logger:     d.log.With("part", "udp"),
 		Registry:   d.reg,
@@ -207,7 +212,7 @@ func (d *daemon) startUDP() error {
 
 // deps is what protocol builders may use besides the config.
 func (d *daemon) deps() deps {
-	return deps{issuer: d.issuer, log: d.log, gamePort: firstPort(d.cfg)}
+	return deps{issuer: d.issuer, clock: d.clock, log: d.log, gamePort: firstPort(d.cfg)}
 }
 
 func firstPort(c *config.Config) uint16 {
@@ -284,7 +289,7 @@ func (d *daemon) reload() {
 		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
 	}
-	protos, err := buildProtocols(nc, deps{issuer: d.issuer, log: d.log, gamePort: firstPort(nc)})
+	protos, err := buildProtocols(nc, deps{issuer: d.issuer, clock: d.clock, log: d.log, gamePort: firstPort(nc)})
 	if err != nil {
 		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
@@ -314,6 +319,15 @@ func restartNeeded(old, nc *config.Config) []string {
 	}
 	if old.Admin != nc.Admin {
 		keys = append(keys, "admin")
+	}
+	if old.SAGL.HTTP != nc.SAGL.HTTP {
+		keys = append(keys, "sagl.http")
+	}
+	if fmt.Sprint(old.Quake3.Masters) != fmt.Sprint(nc.Quake3.Masters) {
+		keys = append(keys, "quake3.masters")
+	}
+	if fmt.Sprint(old.Relay) != fmt.Sprint(nc.Relay) {
+		keys = append(keys, "relay")
 	}
 	return keys
 }
