@@ -102,3 +102,134 @@ func TestReflectionRatio(t *testing.T) {
 	}
 	t.Logf("reflection, %d sources per request type, %d datagrams each:\n%s", sourcesPerReq, perSource, table.String())
 }
+
+// Small budgets for TestReflectionCaps, so that a modest flood hits them.
+const (
+	capPerIPRate     = 2048
+	capPerIPBurst    = 1500
+	capUnprovenRate  = 8192
+	capUnprovenBurst = 1500
+)
+
+// TestReflectionCaps floods the two request types that answer more than
+// they receive — the GameSpy4 handshake and Quake 3's getinfo/getstatus —
+// and checks that the reply bytes drawn stay within the per-IP and the
+// global unproven budgets. One source alone meets its per-IP cap; sixteen
+// together meet the global cap (16 × 2 KiB/s > 8 KiB/s).
+func TestReflectionCaps(t *testing.T) {
+	d := StartDaemon(t, Tables{
+		"limits": {
+			"per_ip_rate": capPerIPRate, "per_ip_burst": capPerIPBurst,
+			"unproven_rate": capUnprovenRate, "unproven_burst": capUnprovenBurst,
+		},
+		"quake3": {"packet_rate": 0}, // the byte budgets alone (the packet rate: TestQuake3PacketRate)
+	})
+	cases := []struct {
+		name    string
+		req     []byte
+		sources int
+	}{
+		{"gamespy4 handshake, 1 source", []byte{0xFE, 0xFD, 0x09, 1, 2, 3, 4}, 1},
+		{"gamespy4 handshake, 16 sources", []byte{0xFE, 0xFD, 0x09, 1, 2, 3, 4}, 16},
+		{"quake3 getstatus, 1 source", []byte("\xFF\xFF\xFF\xFFgetstatus"), 1},
+		{"quake3 getstatus, 16 sources", []byte("\xFF\xFF\xFF\xFFgetstatus"), 16},
+		{"quake3 getinfo challenge, 16 sources", []byte("\xFF\xFF\xFF\xFFgetinfo abcdefgh"), 16},
+	}
+	for ci, c := range cases {
+		var srcs []*Source
+		for j := 0; j < c.sources; j++ {
+			srcs = append(srcs, NewSource(t, sourceIP(2, ci*32+j), d.UDPAddr))
+		}
+		before := d.Metrics(t)
+		start := time.Now()
+		flood(t, srcs, c.req, 4000, time.Second)
+		waitQuiet(srcs, 300*time.Millisecond, 3*time.Second)
+		last := int64(0)
+		var total, sent int64
+		for _, s := range srcs {
+			last = max(last, s.lastRecv.Load())
+			total += s.recv.Load()
+			sent += s.sent.Load()
+		}
+		window := time.Unix(0, last).Sub(start).Seconds()
+		delta := d.Metrics(t).Sub(before)
+		// The caps, plus one datagram of slack for the clock the daemon
+		// reads at the start of each receive batch.
+		slack := float64(maxReply(d, t, c.req))
+		perIPCap := capPerIPBurst + capPerIPRate*window + slack
+		globalCap := capUnprovenBurst + capUnprovenRate*window + slack
+		worst := int64(0)
+		for _, s := range srcs {
+			worst = max(worst, s.recv.Load())
+			if float64(s.recv.Load()) > perIPCap {
+				t.Errorf("%s: source %s got %d bytes in %.2f s; the per-IP cap allows %.0f", c.name, s.Addr, s.recv.Load(), window, perIPCap)
+			}
+		}
+		if float64(total) > globalCap {
+			t.Errorf("%s: %d bytes to unproven sources in %.2f s; the global cap allows %.0f", c.name, total, window, globalCap)
+		}
+		// The flood must have pressed on the cap that binds, or the test proves nothing.
+		binding := min(perIPCap*float64(c.sources), globalCap)
+		if float64(total) < 0.6*binding {
+			t.Errorf("%s: only %d bytes out (binding cap %.0f): the flood did not reach the budget", c.name, total, binding)
+		}
+		t.Logf("%s: sent %d B in %d datagrams; replies %d B (%.0f B/s over %.2f s; per source at most %d B, cap %.0f; global cap %.0f); outcomes %v",
+			c.name, sent, srcs[0].sentN.Load()*int64(len(srcs)), total, float64(total)/window, window, worst, perIPCap, globalCap, delta.Requests(protoOf(c.req)))
+	}
+}
+
+// maxReply asks the daemon once from a fresh source and returns the reply size.
+func maxReply(d *Daemon, t testing.TB, req []byte) int {
+	s := NewSource(t, "127.0.0.2", d.UDPAddr)
+	defer s.Close()
+	if err := s.Send(req); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	waitQuiet([]*Source{s}, 200*time.Millisecond, 2*time.Second)
+	if s.recvN.Load() != 1 {
+		t.Fatalf("% X: %d replies, want 1", req, s.recvN.Load())
+	}
+	return int(s.recv.Load())
+}
+
+func protoOf(req []byte) string {
+	if req[0] == 0xFE {
+		return "gamespy4"
+	}
+	return "quake3"
+}
+
+// flood sends req round-robin from srcs at rate datagrams per second for d.
+func flood(t testing.TB, srcs []*Source, req []byte, rate float64, d time.Duration) {
+	t.Helper()
+	p := newPacer(rate)
+	n := int(rate * d.Seconds())
+	for i := 0; i < n; i++ {
+		p.Wait(i)
+		if err := srcs[i%len(srcs)].Send(req); err != nil {
+			t.Fatalf("flood send: %v", err)
+		}
+	}
+}
+
+// TestQuake3PacketRate floods getinfo from a few sources with the default
+// Quake 3 per-IP packet rate (a burst of 10, then 1 per second) and generous
+// byte budgets: each source gets at most burst + rate × time replies.
+func TestQuake3PacketRate(t *testing.T) {
+	d := StartDaemon(t, Tables{"limits": generousLimits})
+	var srcs []*Source
+	for j := 0; j < 4; j++ {
+		srcs = append(srcs, NewSource(t, sourceIP(3, j), d.UDPAddr))
+	}
+	start := time.Now()
+	flood(t, srcs, []byte("\xFF\xFF\xFF\xFFgetinfo"), 2000, time.Second)
+	waitQuiet(srcs, 300*time.Millisecond, 3*time.Second)
+	window := time.Since(start).Seconds()
+	allowed := int64(10 + 1*window)
+	for _, s := range srcs {
+		if got := s.recvN.Load(); got > allowed || got < 10 {
+			t.Errorf("source %s: %d replies to %d getinfo in %.2f s; want 10 to %d (burst 10, 1/s)", s.Addr, got, s.sentN.Load(), window, allowed)
+		}
+	}
+	t.Logf("quake3 packet rate: %d getinfo per source in %.2f s, %d replies each (burst 10 + 1/s)", srcs[0].sentN.Load(), window, srcs[0].recvN.Load())
+}

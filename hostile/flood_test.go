@@ -1,0 +1,241 @@
+package hostile
+
+import (
+	"flag"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/queryd/queryd/a2s"
+)
+
+var (
+	flagFull      = flag.Bool("hostile.full", false, "run the full-size flood: 1,000,000 requests from 100,000 spoofed sources")
+	flagFloodRate = flag.Float64("hostile.rate", 20000, "flood: spoofed datagrams per second")
+)
+
+// floodSize is the flood's request and source counts: scaled down by
+// default (CI), full size with -hostile.full.
+func floodSize() (requests, sources int) {
+	if *flagFull {
+		return 1_000_000, 100_000
+	}
+	return 100_000, 50_000
+}
+
+// TestFlood sends a paced flood of every unproven request type of every
+// protocol from tens of thousands of spoofed 127.x.y.z sources (a raw
+// socket; loopback only) at a daemon on its default limits, while a
+// legitimate A2S client queries 10 times a second from 127.0.0.1. The
+// legitimate client must get at least 99 % of its answers, every datagram
+// must be counted, and the daemon's memory must stay within the bound the
+// per-source LRU caches set.
+func TestFlood(t *testing.T) {
+	if why := rawSupported(); why != "" {
+		t.Skip("flood skipped: " + why)
+	}
+	requests, sources := floodSize()
+	d := StartDaemon(t, nil) // the default limits: 256 KiB/s per IP, 1 MiB/s unproven, 65,536 tracked IPs
+	dst := netip.MustParseAddrPort(d.UDPAddr)
+	raw, err := newRawSender(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+
+	legitQuery(t, d) // warm up: the first answers, the first scrape
+	d.Metrics(t)
+	rssBase, _ := d.RSS(t)
+	before := d.Metrics(t)
+
+	stop := make(chan struct{})
+	var legit legitStats
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		legit.run(t, d, stop)
+	}()
+
+	reqs := unprovenRequests()
+	start := time.Now()
+	p := newPacer(*flagFloodRate)
+	var sent, sentBytes int
+	for i := 0; i < requests; i++ {
+		p.Wait(i)
+		src := netip.AddrPortFrom(netip.MustParseAddr(sourceIP(10+i%sources/65000, i%sources%65000)), uint16(1024+i%60000))
+		r := reqs[i%len(reqs)]
+		if err := raw.Send(src, r.Bytes); err != nil {
+			t.Fatalf("after %d datagrams: %v", i, err)
+		}
+		sent++
+		sentBytes += len(r.Bytes)
+	}
+	floodTime := time.Since(start)
+	time.Sleep(300 * time.Millisecond) // let the daemon drain its socket
+	close(stop)
+	wg.Wait()
+
+	rss, peak := d.RSS(t)
+	delta := d.Metrics(t).Sub(before)
+	elapsed := time.Since(start).Seconds() // until the scrape: the daemon may still have been draining
+	counted := delta.Sum("queryd_requests_total")
+	overflow := delta.Sum("queryd_socket_errors_total", "op", "overflow")
+	out := delta.Sum("queryd_sent_bytes_total")
+	legitDatagrams := float64(legit.datagrams.Load())
+	t.Logf("flood: %d datagrams (%d B) from %d sources in %v (%.0f/s); daemon counted %.0f (+ at most %.0f legit datagrams), kernel overflow drops %.0f; replies %.0f B (%.0f B/s)",
+		sent, sentBytes, min(sources, requests), floodTime.Round(time.Millisecond), float64(sent)/floodTime.Seconds(),
+		counted-legitDatagrams, legitDatagrams, overflow, out, out/floodTime.Seconds())
+	for _, proto := range []string{"a2s", "gamespy4", "sagl", "quake3"} {
+		t.Logf("  %-8s outcomes %v, in %.0f B, out %.0f B", proto, delta.Requests(proto),
+			delta.Sum("queryd_received_bytes_total", "protocol", proto), delta.Sum("queryd_sent_bytes_total", "protocol", proto))
+	}
+	t.Logf("legit client: %d of %d queries answered (%.2f %%), slowest %v", legit.ok.Load(), legit.tries.Load(),
+		100*legit.rate(), time.Duration(legit.slowest.Load()))
+	t.Logf("RSS: %.1f MiB before, %.1f MiB after, peak %.1f MiB (growth %.1f MiB; bound %.0f MiB)",
+		mib(rssBase), mib(rss), mib(peak), mib(peak-rssBase), mib(rssBound()))
+
+	if got := counted + overflow; got < float64(sent) || got > float64(sent)+legitDatagrams {
+		t.Errorf("counted %.0f datagrams + %.0f kernel drops; %d spoofed + %.0f legit were sent", counted, overflow, sent, legitDatagrams)
+	}
+	if legit.tries.Load() < int64(floodTime.Seconds()*8) {
+		t.Errorf("the legit client made only %d queries in %v", legit.tries.Load(), floodTime)
+	}
+	if r := legit.rate(); r < 0.99 {
+		t.Errorf("the legit client got %.2f %% answered during the flood; want ≥ 99 %%", 100*r)
+	}
+	if peak-rssBase > rssBound() {
+		t.Errorf("RSS grew by %.1f MiB during the flood; the bound is %.0f MiB", mib(peak-rssBase), mib(rssBound()))
+	}
+	// Every reply but the legit client's INFO went to an unproven source.
+	if limit := float64(64<<10) + float64(1<<20)*elapsed + float64(legit.ok.Load())*200; out > limit {
+		t.Errorf("%.0f reply bytes in %.2f s; the global unproven cap (1 MiB/s, burst 64 KiB) allows %.0f", out, elapsed, limit)
+	}
+	if answered := delta.Sum("queryd_requests_total", "outcome", "answered"); answered == 0 {
+		t.Errorf("nothing answered during the flood: the test measured a dead daemon")
+	}
+}
+
+// rssBound is the most the daemon's RSS may grow in a flood: the per-IP
+// budget cache and the Quake 3 packet-rate cache hold at most tracked_ips
+// (65,536) sources each, a few hundred bytes per source, plus the Go heap's
+// slack. Measured: see SECURITY.md. The race detector's shadow memory
+// roughly doubles to quadruples heap growth, so the bound is looser there.
+func rssBound() int64 {
+	if *flagRace && *flagBin == "" {
+		return 192 << 20
+	}
+	return 96 << 20
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// legitStats is what the legitimate client saw.
+type legitStats struct {
+	tries, ok, datagrams, slowest atomic.Int64
+}
+
+func (l *legitStats) rate() float64 {
+	if l.tries.Load() == 0 {
+		return 0
+	}
+	return float64(l.ok.Load()) / float64(l.tries.Load())
+}
+
+// run queries A2S_INFO 10 times a second until stop, each time as a new
+// client (a new socket, a fresh challenge), like a server browser.
+func (l *legitStats) run(t testing.TB, d *Daemon, stop chan struct{}) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		l.tries.Add(1)
+		l.datagrams.Add(3) // at most: the request, its challenged retry, one more on a new challenge
+		begin := time.Now()
+		c, err := a2s.Dial(d.UDPAddr)
+		if err != nil {
+			t.Errorf("legit client: %v", err)
+			return
+		}
+		c.Timeout = time.Second
+		info, err := c.Info()
+		c.Close()
+		if took := int64(time.Since(begin)); took > l.slowest.Load() {
+			l.slowest.Store(took)
+		}
+		if err != nil {
+			t.Logf("legit client: %v", err)
+			continue
+		}
+		if info.Name != "hostile test" {
+			t.Errorf("legit client: name %q", info.Name)
+			continue
+		}
+		l.ok.Add(1)
+	}
+}
+
+// legitQuery asks A2S_INFO once and fails the test if it is not answered.
+func legitQuery(t testing.TB, d *Daemon) *a2s.Info {
+	t.Helper()
+	c, err := a2s.Dial(d.UDPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Timeout = 2 * time.Second
+	info, err := c.Info()
+	if err != nil {
+		t.Fatalf("A2S_INFO: %v", err)
+	}
+	return info
+}
+
+// TestUnprovenCapUnderLoad floods Quake 3 getstatus (no challenge: every
+// reply draws on the global unproven budget) from 4,096 spoofed sources and
+// many ports, so that every receive worker of the daemon is busy, and checks
+// the reply bytes against the global cap: burst + rate × elapsed time.
+func TestUnprovenCapUnderLoad(t *testing.T) {
+	if why := rawSupported(); why != "" {
+		t.Skip("skipped: " + why)
+	}
+	const rate, burst = 128 << 10, 16 << 10
+	d := StartDaemon(t, Tables{
+		"limits": {"per_ip_rate": "64MiB", "per_ip_burst": "16MiB", "unproven_rate": rate, "unproven_burst": burst},
+		"quake3": {"packet_rate": 0},
+	})
+	raw, err := newRawSender(netip.MustParseAddrPort(d.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	req := []byte("\xFF\xFF\xFF\xFFgetstatus")
+	before := d.Metrics(t)
+	start := time.Now()
+	p := newPacer(40000)
+	n := 0
+	for time.Since(start) < 1500*time.Millisecond {
+		p.Wait(n)
+		src := netip.AddrPortFrom(netip.MustParseAddr(sourceIP(20, n%4096)), uint16(1024+n%50000))
+		if err := raw.Send(src, req); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	time.Sleep(300 * time.Millisecond)
+	elapsed := time.Since(start).Seconds()
+	delta := d.Metrics(t).Sub(before)
+	out := delta.Sum("queryd_sent_bytes_total", "protocol", "quake3")
+	limit := burst + rate*elapsed
+	t.Logf("unproven cap under load: %d getstatus in %.2f s; %.0f B of replies (%.0f B/s) for a cap of %.0f B (%d B/s + %d B burst); outcomes %v",
+		n, elapsed, out, out/elapsed, limit, rate, burst, delta.Requests("quake3"))
+	if out > limit {
+		t.Errorf("replies to unproven sources: %.0f B in %.2f s, over the global cap of %.0f B (%.2f×)", out, elapsed, limit, out/limit)
+	}
+}
