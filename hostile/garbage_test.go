@@ -270,4 +270,3 @@ func answerAll(t testing.TB, d *Daemon) {
 		t.Errorf("Quake 3 getstatus afterwards: players %v", st.Players)
 	}
 }
-
