@@ -140,11 +140,19 @@ func StartDaemon(t testing.TB, over Tables) *Daemon {
 	return d
 }
 
-// WriteConfig writes the daemon's config file: the base tables with over on top.
+// WriteConfig writes the daemon's config file: the base tables with over on
+// top (over["server"] sets fields of the base [server] document).
 func (d *Daemon) WriteConfig(t testing.TB, over Tables) {
 	t.Helper()
 	tables := baseTables(d)
+	server := baseServer()
 	for name, keys := range over {
+		if name == "server" {
+			for k, v := range keys {
+				server[k] = v
+			}
+			continue
+		}
 		if tables[name] == nil {
 			tables[name] = map[string]any{}
 		}
@@ -156,7 +164,7 @@ func (d *Daemon) WriteConfig(t testing.TB, over Tables) {
 			tables[name][k] = v
 		}
 	}
-	doc := map[string]any{"server": baseServer()}
+	doc := map[string]any{"server": server}
 	for name, keys := range tables {
 		doc[name] = keys
 	}

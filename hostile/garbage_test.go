@@ -193,7 +193,7 @@ func TestGarbage(t *testing.T) {
 	if got := delta.Requests("unknown")["unknown"]; got != float64(want["unknown"]) {
 		t.Errorf("unknown: %.0f counted as unknown; %d datagrams no protocol claims were sent", got, want["unknown"])
 	}
-	answerAll(t, d)
+	answerAll(t, d, "hostile test")
 }
 
 func fmtOutcomes(m map[string]float64) string {
@@ -223,14 +223,14 @@ func settle(t testing.TB, d *Daemon, before Metrics, want float64, limit time.Du
 }
 
 // answerAll checks that every protocol answers a real client's valid query.
-func answerAll(t testing.TB, d *Daemon) {
+func answerAll(t testing.TB, d *Daemon, name string) {
 	t.Helper()
 	ac, err := a2s.Dial(d.UDPAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ac.Close()
-	if info, err := ac.Info(); err != nil || info.Name != "hostile test" {
+	if info, err := ac.Info(); err != nil || info.Name != name {
 		t.Errorf("A2S_INFO afterwards: %+v, %v", info, err)
 	}
 	if pl, err := ac.Players(); err != nil || len(pl) != 2 {
@@ -256,7 +256,7 @@ func answerAll(t testing.TB, d *Daemon) {
 	defer sc.Close()
 	if res, err := sc.Info(); err != nil {
 		t.Errorf("SAGL info afterwards: %v", err)
-	} else if res.Info.Name != "hostile test" {
+	} else if res.Info.Name != name {
 		t.Errorf("SAGL info afterwards: name %q", res.Info.Name)
 	}
 	qc, err := quake3.Dial(d.UDPAddr)
