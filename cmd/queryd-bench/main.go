@@ -1,0 +1,58 @@
+// Command queryd-bench measures queryd's UDP path on loopback: a load
+// generator speaking every protocol queryd answers (with the challenge
+// round), a fixed-reply server on queryd's own socket layer, and a naive
+// net.UDPConn baseline. bench/run.sh runs them against each other.
+//
+//	queryd-bench load  -target 127.0.0.1:27015 -proto a2s_info [-sources 16 -inflight 32 -duration 10s -pid PID]
+//	queryd-bench fixed -listen 127.0.0.1:27016 [-size 120]
+//	queryd-bench naive -listen 127.0.0.1:27017 [-size 120]
+//
+// Every address must be on loopback: the generator floods.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage:
+  queryd-bench load  [-target IP:PORT] [-proto NAME] [-sources N] [-inflight N] [-duration D] [-count N] [-pid PID]
+  queryd-bench fixed [-listen IP:PORT] [-size N]   fixed-reply server on queryd's socket layer
+  queryd-bench naive [-listen IP:PORT] [-size N]   naive net.UDPConn fixed-reply server
+Run a subcommand with -h for its flags. Addresses must be on loopback.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "load":
+		return cmdLoad(args[1:], stdout, stderr)
+	case "fixed":
+		return cmdFixed(args[1:], stdout, stderr)
+	case "naive":
+		return cmdNaive(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "queryd-bench: unknown subcommand %q\n%s", args[0], usage)
+	return 2
+}
+
+// waitSignal blocks until SIGINT or SIGTERM.
+func waitSignal() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	<-sigs
+	signal.Stop(sigs)
+}

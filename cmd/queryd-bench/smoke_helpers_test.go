@@ -1,0 +1,5 @@
+package main
+
+import "os"
+
+func osPid() int { return os.Getpid() }
