@@ -1,0 +1,359 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queryd/queryd/config"
+)
+
+// The deploy/ files cannot run here (no Docker daemon, no cluster, systemd
+// is not PID 1): these tests check what can be checked without them, and
+// that docs/ names only metrics that exist.
+
+func readRepoFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// dockerInstructions returns the Dockerfile's instructions with their
+// continuation lines joined and comments dropped.
+func dockerInstructions(text string) []string {
+	var out []string
+	cur := ""
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		if cur == "" && (l == "" || strings.HasPrefix(l, "#")) {
+			continue
+		}
+		if strings.HasSuffix(l, "\\") {
+			cur += strings.TrimSuffix(l, "\\") + " "
+			continue
+		}
+		out = append(out, cur+l)
+		cur = ""
+	}
+	return out
+}
+
+// goModVersion returns go.mod's "go" version as major, minor.
+func goModVersion(t *testing.T) (int, int) {
+	m := regexp.MustCompile(`(?m)^go (\d+)\.(\d+)`).FindStringSubmatch(readRepoFile(t, "go.mod"))
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	return a, b
+}
+
+func TestDockerfile(t *testing.T) {
+	ins := dockerInstructions(readRepoFile(t, "deploy/docker/Dockerfile"))
+	var froms, builds []string
+	user, goVersion := "", ""
+	for _, in := range ins {
+		switch f := strings.Fields(in); strings.ToUpper(f[0]) {
+		case "FROM":
+			froms = append(froms, in)
+		case "RUN":
+			if strings.Contains(in, "go build") {
+				builds = append(builds, in)
+			}
+		case "USER":
+			user = f[1]
+		case "ARG":
+			if v, ok := strings.CutPrefix(f[1], "GO_VERSION="); ok {
+				goVersion = v
+			}
+		}
+	}
+	if len(froms) < 2 || !strings.Contains(froms[0], "golang:${GO_VERSION}") {
+		t.Errorf("want a multi-stage build from golang:${GO_VERSION}: %q", froms)
+	}
+	if len(builds) != 1 || !strings.Contains(builds[0], "CGO_ENABLED=0 go build") || !strings.Contains(builds[0], "./cmd/queryd") {
+		t.Errorf("want the one build CI checks (CGO_ENABLED=0 go build ... ./cmd/queryd): %q", builds)
+	}
+	if user == "" || user == "root" || strings.HasPrefix(user, "0") {
+		t.Errorf("USER %q: the image must run as a non-root user", user)
+	}
+	wantMajor, wantMinor := goModVersion(t)
+	major, minor, err := parseGoVersion(goVersion)
+	if err != nil || major < wantMajor || major == wantMajor && minor < wantMinor {
+		t.Errorf("GO_VERSION %q is older than go.mod's go %d.%d", goVersion, wantMajor, wantMinor)
+	}
+}
+
+// parseGoVersion reads "1.26", "1.26.1" or "1.26-bookworm".
+func parseGoVersion(v string) (major, minor int, err error) {
+	a, b, _ := strings.Cut(strings.SplitN(v, "-", 2)[0], ".")
+	if major, err = strconv.Atoi(a); err != nil {
+		return 0, 0, err
+	}
+	minor, err = strconv.Atoi(strings.SplitN(b, ".", 2)[0])
+	return major, minor, err
+}
+
+// TestDeployConfigs: the configs deploy/ ships pass `queryd check` and put
+// the feed socket where the unit, the volume and the examples expect it.
+func TestDeployConfigs(t *testing.T) {
+	for _, p := range []string{"deploy/docker/queryd.toml", "deploy/kubernetes/queryd.toml", "queryd.toml.example"} {
+		code, _, errOut := run(t, "", "check", "-config", "../../"+p)
+		if code != 0 {
+			t.Errorf("queryd check %s: %s", p, errOut)
+			continue
+		}
+		c, err := config.Load("../../" + p)
+		if err != nil || c.FeedSocket() != "/run/queryd/feed.sock" {
+			t.Errorf("%s: feed socket %q (%v), want /run/queryd/feed.sock", p, c.FeedSocket(), err)
+		}
+	}
+}
+
+// TestSystemdUnit checks the directives the issue asks for; .ci/run runs
+// systemd-analyze verify and security on it when the machine has them.
+func TestSystemdUnit(t *testing.T) {
+	unit := readRepoFile(t, "deploy/systemd/queryd.service")
+	keys := map[string][]string{}
+	for _, line := range strings.Split(unit, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && !strings.HasPrefix(k, "#") {
+			keys[k] = append(keys[k], v)
+		}
+	}
+	want := map[string]string{
+		"Type": "notify", "RuntimeDirectory": "queryd", "User": "queryd",
+		"ProtectSystem": "strict", "NoNewPrivileges": "yes",
+		"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
+		"CapabilityBoundingSet":   "", "AmbientCapabilities": "",
+		"ExecStart": "/usr/local/bin/queryd -config /etc/queryd/queryd.toml",
+	}
+	for k, v := range want {
+		if got := keys[k]; len(got) != 1 || got[0] != v {
+			t.Errorf("%s=%q, want %s=%q", k, got, k, v)
+		}
+	}
+	if !slices.Contains(keys["ExecReload"], "/bin/kill -HUP $MAINPID") {
+		t.Errorf("ExecReload=%q, want one sending SIGHUP", keys["ExecReload"])
+	}
+	if !strings.Contains(readRepoFile(t, "deploy/systemd/queryd.sysusers"), "u queryd ") {
+		t.Error("queryd.sysusers does not create the queryd user")
+	}
+}
+
+// yamlAsJSON parses a YAML file with python3 and PyYAML, when both exist.
+func yamlAsJSON(t *testing.T, path string) ([]any, bool) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Logf("%s: YAML not parsed (no python3)", path)
+		return nil, false
+	}
+	const script = `import json, sys
+try:
+    import yaml
+except ImportError:
+    sys.exit(3)
+print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))`
+	out, err := exec.Command(py, "-c", script, "../../"+path).Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 {
+		t.Logf("%s: YAML not parsed (PyYAML is not installed)", path)
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("%s does not parse as YAML: %v", path, err)
+	}
+	var docs []any
+	if err := json.Unmarshal(out, &docs); err != nil {
+		t.Fatal(err)
+	}
+	return docs, true
+}
+
+// TestKubernetesManifest: the GameServer's two containers mount the feed
+// emptyDir at /run/queryd and queryd gets its config map.
+func TestKubernetesManifest(t *testing.T) {
+	docs, ok := yamlAsJSON(t, "deploy/kubernetes/gameserver.yaml")
+	if !ok {
+		t.Skip("PyYAML unavailable: deploy/kubernetes/gameserver.yaml not parsed")
+	}
+	gs := docs[0]
+	if s, _ := lookup(gs, "kind"); s != "GameServer" {
+		t.Fatalf("kind %v", s)
+	}
+	vols, _ := lookup(gs, "spec.template.spec.volumes")
+	var emptyDir bool
+	for _, v := range vols.([]any) {
+		if n, _ := lookup(v, "name"); n == "feed" {
+			_, emptyDir = lookup(v, "emptyDir")
+		}
+	}
+	if !emptyDir {
+		t.Error("no emptyDir volume named feed")
+	}
+	cs, _ := lookup(gs, "spec.template.spec.containers")
+	mounted := 0
+	for _, c := range cs.([]any) {
+		ms, _ := lookup(c, "volumeMounts")
+		for _, m := range ms.([]any) {
+			if n, _ := lookup(m, "name"); n == "feed" {
+				if p, _ := lookup(m, "mountPath"); p == "/run/queryd" {
+					mounted++
+				}
+			}
+		}
+	}
+	if mounted != 2 {
+		t.Errorf("%d containers mount the feed at /run/queryd, want 2 (the game and queryd)", mounted)
+	}
+	if _, ok := yamlAsJSON(t, "deploy/kubernetes/kustomization.yaml"); !ok {
+		t.Fatal("kustomization.yaml")
+	}
+}
+
+// allMetricNames starts a daemon with every optional part (relay, a Quake 3
+// master) and returns the names of the queryd_ metrics it registers.
+func allMetricNames(t *testing.T) []string {
+	t.Helper()
+	up := udpSink(t)
+	master := udpSink(t)
+	d := startTestDaemon(t, writeConfig(t, testDir(t), `
+[relay]
+upstream = "`+up+`"
+[[quake3.masters]]
+address = "`+master+`"
+heartbeat = "DarkPlaces"
+`))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mfs, err := d.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "queryd_") {
+				names = append(names, mf.GetName())
+			}
+		}
+		// Label vectors appear once used: wait for the first heartbeat.
+		if slices.Contains(names, "queryd_quake3_heartbeats_total") || time.Now().After(deadline) {
+			return names
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// udpSink is a loopback UDP socket that reads and drops everything.
+func udpSink(t *testing.T) string {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := c.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	return c.LocalAddr().String()
+}
+
+var metricName = regexp.MustCompile(`queryd_[a-z0-9_]+`)
+
+// TestMetricsDocumented: docs/metrics.md lists every queryd_ metric the
+// daemon registers, and neither it nor docs/alerts.yml names another.
+func TestMetricsDocumented(t *testing.T) {
+	names := allMetricNames(t)
+	if len(names) < 10 {
+		t.Fatalf("only %d queryd_ metrics: %v", len(names), names)
+	}
+	doc := readRepoFile(t, "docs/metrics.md")
+	for _, n := range names {
+		if !strings.Contains(doc, "`"+n+"`") && !strings.Contains(doc, "`"+n+"{") {
+			t.Errorf("docs/metrics.md does not document %s", n)
+		}
+	}
+	for _, f := range []string{"docs/metrics.md", "docs/alerts.yml"} {
+		for _, n := range metricName.FindAllString(readRepoFile(t, f), -1) {
+			if !slices.Contains(names, n) {
+				t.Errorf("%s names %s, which queryd does not export", f, n)
+			}
+		}
+	}
+}
+
+// TestAlertRules: docs/alerts.yml has the shape Prometheus loads (groups of
+// rules with alert, expr, severity and summary), balanced expressions and
+// durations Prometheus accepts.
+func TestAlertRules(t *testing.T) {
+	docs, ok := yamlAsJSON(t, "docs/alerts.yml")
+	if !ok {
+		t.Skip("PyYAML unavailable: docs/alerts.yml not parsed (its metric names are checked by TestMetricsDocumented)")
+	}
+	groups, _ := lookup(docs[0], "groups")
+	duration := regexp.MustCompile(`^([0-9]+(ms|s|m|h|d|w|y))+$`)
+	seen := map[string]bool{}
+	n := 0
+	for _, g := range groups.([]any) {
+		rules, _ := lookup(g, "rules")
+		for _, r := range rules.([]any) {
+			n++
+			name, _ := lookup(r, "alert")
+			expr, _ := lookup(r, "expr")
+			sev, _ := lookup(r, "labels.severity")
+			sum, _ := lookup(r, "annotations.summary")
+			a, _ := name.(string)
+			e, _ := expr.(string)
+			if a == "" || seen[a] || e == "" || !slices.Contains([]any{"critical", "warning", "info"}, sev) || sum == nil {
+				t.Errorf("rule %d: alert %q (unique?), expr %q, severity %v, summary %v", n, a, e, sev, sum)
+			}
+			seen[a] = true
+			if !balanced(e) {
+				t.Errorf("%s: unbalanced brackets or quotes in %q", a, e)
+			}
+			if f, ok := lookup(r, "for"); ok && !duration.MatchString(f.(string)) {
+				t.Errorf("%s: for %q is not a Prometheus duration", a, f)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("%d alert rules", n)
+	}
+}
+
+// balanced reports whether (), {} and [] nest and quotes close in a PromQL
+// expression.
+func balanced(expr string) bool {
+	var stack []rune
+	pair := map[rune]rune{')': '(', '}': '{', ']': '['}
+	inQuote := false
+	for _, r := range expr {
+		switch {
+		case r == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case r == '(' || r == '{' || r == '[':
+			stack = append(stack, r)
+		case pair[r] != 0:
+			if len(stack) == 0 || stack[len(stack)-1] != pair[r] {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	return len(stack) == 0 && !inQuote
+}
