@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 )
@@ -27,6 +29,7 @@ type loadConfig struct {
 	refresh  time.Duration
 	io       string
 	pid      int
+	profile  string
 }
 
 // loadResult is what one load run measured.
@@ -51,7 +54,8 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadConfig, error) {
 	fs.Int64Var(&c.count, "count", 0, "stop after this many token-bearing requests in all (0: no limit)")
 	fs.DurationVar(&c.timeout, "timeout", time.Second, "give up on a request after this long")
 	fs.DurationVar(&c.refresh, "refresh", 20*time.Second, "ask for a new token when the one held is this old (tokens live 30-60 s)")
-	fs.StringVar(&c.io, "io", "block", "socket waits: block (blocking recvmmsg outside the netpoller) or poll (netpoller)")
+	fs.StringVar(&c.io, "io", "poll", "socket waits: poll (non-blocking sockets, Go netpoller) or block (blocking recvmmsg outside the netpoller)")
+	fs.StringVar(&c.profile, "cpuprofile", "", "write the generator's CPU profile to this file")
 	fs.IntVar(&c.pid, "pid", 0, "server process whose CPU to measure from /proc/PID/stat (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -102,6 +106,14 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if c.profile != "" {
+		stop, err := startProfile(c.profile)
+		if err != nil {
+			fmt.Fprintln(stderr, "queryd-bench load:", err)
+			return 1
+		}
+		defer stop()
+	}
 	r, err := runLoad(c)
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd-bench load:", err)
@@ -113,6 +125,19 @@ func cmdLoad(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// startProfile starts a CPU profile into path and returns its stop.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // runLoad opens the sources, runs the workers and measures the window.
@@ -127,7 +152,6 @@ func runLoad(c *loadConfig) (*loadResult, error) {
 		}
 	}()
 	start := time.Now()
-	clock := func() int64 { return int64(time.Since(start)) }
 	errs := make([]error, len(workers))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -135,7 +159,7 @@ func runLoad(c *loadConfig) (*loadResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = w.run(clock)
+			errs[i] = w.run(start)
 		}()
 	}
 	go func() { wg.Wait(); close(done) }()

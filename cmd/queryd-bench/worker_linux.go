@@ -36,6 +36,7 @@ type batchIO struct {
 	rmsg []unix.Mmsghdr
 	siov []unix.Iovec
 	smsg []unix.Mmsghdr
+	dl   int64 // poll mode: the read deadline set (ns since the clock's start)
 }
 
 // openSource opens a UDP socket bound to src:0 and connected to dst.
@@ -143,8 +144,9 @@ func (b *batchIO) send(k int) (int, error) {
 	}
 }
 
-// recv waits up to pollTimeout for replies and returns how many arrived.
-func (b *batchIO) recv() (int, error) {
+// recv waits up to about pollTimeout for replies and returns how many
+// arrived. now is the worker's clock, start its origin.
+func (b *batchIO) recv(start time.Time, now int64) (int, error) {
 	if b.rc == nil {
 		for {
 			n, err := mmsg(unix.SYS_RECVMMSG, b.fd, b.rmsg, len(b.rmsg), unix.MSG_WAITFORONE)
@@ -157,8 +159,11 @@ func (b *batchIO) recv() (int, error) {
 			return n, err
 		}
 	}
-	if err := b.file.SetReadDeadline(time.Now().Add(pollTimeout)); err != nil {
-		return 0, err
+	if now > b.dl-int64(pollTimeout)/2 { // move the deadline on only now and then: timers cost
+		b.dl = now + int64(pollTimeout)
+		if err := b.file.SetReadDeadline(start.Add(time.Duration(b.dl))); err != nil {
+			return 0, err
+		}
 	}
 	var n int
 	var rerr error
@@ -176,9 +181,10 @@ func (b *batchIO) recv() (int, error) {
 }
 
 // run drives one source socket until the window (plus a drain) ends or its
-// quota is spent. clock returns ns since the start of the run.
-func (w *worker) run(clock func() int64) error {
+// quota is spent. Its clock counts ns since start.
+func (w *worker) run(start time.Time) error {
 	b := w.io
+	clock := func() int64 { return int64(time.Since(start)) }
 	for {
 		now := clock()
 		w.expire(now)
@@ -190,7 +196,7 @@ func (w *worker) run(clock func() int64) error {
 				return err
 			}
 		}
-		n, err := b.recv()
+		n, err := b.recv(start, now)
 		if err != nil {
 			return fmt.Errorf("recvmmsg: %w", err)
 		}

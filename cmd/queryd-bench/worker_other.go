@@ -19,6 +19,6 @@ func openSource(netip.Addr, netip.AddrPort, string, int) (*batchIO, error) {
 	return nil, errLinuxOnly
 }
 
-func (w *worker) run(func() int64) error { return errLinuxOnly }
+func (w *worker) run(time.Time) error { return errLinuxOnly }
 
 func selfCPU() (time.Duration, error) { return 0, errLinuxOnly }
