@@ -64,11 +64,11 @@ type serverFlags struct {
 	rcvbuf  int
 }
 
-func (f *serverFlags) register(fs *flag.FlagSet, workersDoc string) {
+func (f *serverFlags) register(fs *flag.FlagSet, workers int, workersDoc string) {
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:27016", "UDP address to answer on (loopback only; port 0 picks one)")
 	fs.IntVar(&f.size, "size", 120, "reply datagram size in bytes (5 to 16384)")
 	fs.IntVar(&f.parts, "parts", 1, "datagrams per answer (1 to 32), like a split A2S or a SAGL reply")
-	fs.IntVar(&f.workers, "workers", 0, workersDoc)
+	fs.IntVar(&f.workers, "workers", workers, workersDoc)
 	fs.IntVar(&f.rcvbuf, "rcvbuf", 4<<20, "SO_RCVBUF in bytes (queryd's default is 4 MiB)")
 }
 
@@ -97,7 +97,7 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("queryd-bench fixed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serverFlags
-	f.register(fs, "sockets (batch) or goroutines (portable); 0: one per CPU")
+	f.register(fs, 0, "sockets (batch) or goroutines (portable); 0: one per CPU")
 	socket := fs.String("socket", "", "socket layer: batch or portable (default: responder's default)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -157,5 +158,19 @@ func TestLoadGameSpy4Rechallenges(t *testing.T) {
 		"-duration", "900ms", "-timeout", "50ms")
 	if num(t, f, "challenges") < 4 || num(t, f, "lost") == 0 {
 		t.Fatalf("want a second handshake per source after ignored requests: %v", f)
+	}
+}
+
+func TestLoadAgainstNaiveServer(t *testing.T) {
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { naiveLoop(conn, newFixedReply(64, 2)); close(done) }()
+	defer func() { conn.Close(); <-done }()
+	f := load(t, "-target", conn.LocalAddr().String(), "-proto", "q3_status", "-sources", "2", "-inflight", "4", "-count", "200", "-duration", "3s")
+	if num(t, f, "answered") != 200 || num(t, f, "dgrams_in") != 400 || num(t, f, "bytes_in") != 400*64 {
+		t.Fatalf("want 200 answers of 2 datagrams of 64 bytes: %v", f)
 	}
 }
