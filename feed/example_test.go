@@ -21,9 +21,10 @@ import (
 // message queryd rejects. examples/ holds the same feeder in Node.js,
 // Python and shell.
 //
-// It feeds the daemon whose socket is $QUERYD_FEED_SOCKET (cmd/queryd's
+// It feeds the daemon whose socket is $QUERYD_EXAMPLE_SOCKET (cmd/queryd's
 // examples test runs it so and checks the result with queryd query), or
-// else a feed server of its own, so that it runs anywhere.
+// else a feed server of its own, so that it runs anywhere. (A variable of
+// its own, so that `go test ./...` never feeds a daemon by accident.)
 func ExampleClient() {
 	path, stop := exampleSocket()
 	defer stop()
@@ -114,10 +115,10 @@ func playerList(doc json.RawMessage) string {
 	return strings.Join(out, ", ")
 }
 
-// exampleSocket returns $QUERYD_FEED_SOCKET, or starts a feed server of
+// exampleSocket returns $QUERYD_EXAMPLE_SOCKET, or starts a feed server of
 // its own on a temporary socket.
 func exampleSocket() (string, func()) {
-	if p := os.Getenv("QUERYD_FEED_SOCKET"); p != "" {
+	if p := os.Getenv("QUERYD_EXAMPLE_SOCKET"); p != "" {
 		return p, func() {}
 	}
 	dir, err := os.MkdirTemp("", "qdex")

@@ -130,7 +130,7 @@ func TestFeedExamples(t *testing.T) {
 	d := startTestDaemon(t, writeConfig(t, dir, ""))
 	addr := d.udp.Addrs()[0].String()
 	sock := filepath.Join(dir, "feed.sock")
-	env := []string{"QUERYD_FEED_SOCKET=" + sock, "QUERYD=" + bin}
+	env := []string{"QUERYD_FEED_SOCKET=" + sock, "QUERYD_EXAMPLE_SOCKET=" + sock, "QUERYD=" + bin}
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
 		t.Fatal(err)
