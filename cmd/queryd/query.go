@@ -106,10 +106,9 @@ func protoNames() []string {
 // queryResult is one protocol's answer, or why there is none.
 type queryResult struct {
 	proto string
-	value any           // what the protocol's query returned (JSON-able)
-	err   error         // the query's error
-	probe probeResult   // the single-request probe (round trip, or the diagnosis)
-	took  time.Duration // the whole query
+	value any         // what the protocol's query returned (JSON-able)
+	err   error       // the query's error
+	probe probeResult // the single-request probe (round trip, or the diagnosis)
 }
 
 // queryAll asks every named protocol at once. With rtt, a protocol that
@@ -130,17 +129,20 @@ func queryAll(addr string, names []string, q queryOpts, rtt bool) []queryResult 
 }
 
 func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
-	start := time.Now()
-	deadline := start.Add(q.timeout)
-	// Each request of a query may wait half the query's share: a request
-	// that gets no answer then fails with the client's own error (which
-	// says which step went unanswered) before timed cuts the query off.
+	deadline := time.Now().Add(q.timeout)
+	// In a protocol whose query takes several requests (firstStep), each
+	// request may wait half the query's share: one that gets no answer then
+	// fails with the client's own error, which says which step went
+	// unanswered, before timed cuts the query off. (The SAGL client's
+	// timeout bounds its whole call.)
 	share := time.Duration(float64(q.timeout) * queryShare)
 	qq := q
-	qq.timeout = share / 2
+	qq.timeout = share
+	if _, steps := firstStep[name]; steps {
+		qq.timeout = share / 2
+	}
 	r := queryResult{proto: name}
 	r.value, r.err = timed(queriers[name], addr, qq, share)
-	r.took = time.Since(start)
 	if r.err != nil || rtt {
 		r.probe = probe(name, addr, time.Until(deadline))
 	}
