@@ -132,29 +132,31 @@ func toInt(v any) *int {
 
 // printTable prints the people's view: one row per protocol that answered,
 // then one line per protocol that did not, saying why. Exit 1 when none
-// answered.
+// answered (and then no table, only the reasons).
 func printTable(w io.Writer, results []queryResult) int {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROTOCOL\tNAME\tMAP\tPLAYERS\tROUND TRIP")
-	answered := 0
-	var failed []summaryRow
+	var answered, failed []summaryRow
 	for _, r := range results {
-		row := r.row()
-		if row.Error != "" {
+		if row := r.row(); row.Error != "" {
 			failed = append(failed, row)
-			continue
+		} else {
+			answered = append(answered, row)
 		}
-		answered++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", row.Protocol, cell(row.Name), cell(row.Map), players(row), rtt(row))
 	}
-	tw.Flush()
-	if len(failed) > 0 {
-		fmt.Fprintln(w)
+	if len(answered) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PROTOCOL\tNAME\tMAP\tPLAYERS\tROUND TRIP")
+		for _, row := range answered {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", row.Protocol, cell(row.Name), cell(row.Map), players(row), rtt(row))
+		}
+		tw.Flush()
+		if len(failed) > 0 {
+			fmt.Fprintln(w)
+		}
 	}
 	for _, row := range failed {
 		fmt.Fprintf(w, "%s: %s\n", row.Protocol, row.Error)
 	}
-	if answered == 0 {
+	if len(answered) == 0 {
 		return 1
 	}
 	return 0
