@@ -51,7 +51,7 @@ const usage = `queryd answers game-server queries for a game server that feeds i
 
 Usage:
   queryd [run] [-config FILE]         run the daemon (the embedded demo config without -config)
-  queryd query [-proto P] [-timeout D] [-json] HOST:PORT
+  queryd query [-proto P] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT
                                       ask a server; P is a2s, gamespy4, sagl, quake3 or auto
   queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
   queryd check -config FILE           validate a config, print every error with its key

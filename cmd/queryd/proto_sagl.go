@@ -171,7 +171,9 @@ func querySAGL(addr string, q queryOpts) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "sagl %s: round trip %.2f ms\n", addr, float64(res.RTT.Microseconds())/1000)
+	if !q.quiet {
+		fmt.Fprintf(os.Stderr, "sagl %s: round trip %.2f ms\n", addr, float64(res.RTT.Microseconds())/1000)
+	}
 	if q.logo != "" {
 		if err := saveSAGLLogo(c, q, start); err != nil {
 			return nil, err

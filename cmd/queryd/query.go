@@ -23,6 +23,7 @@ import (
 type queryOpts struct {
 	timeout time.Duration
 	logo    string // SAGL: write the logo to this file
+	quiet   bool   // several protocols at once: no per-protocol notes on stderr
 }
 
 // queriers maps each -proto name to its client.
@@ -65,7 +66,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 		}
 		names = []string{*proto}
 	}
-	q := queryOpts{timeout: *timeout, logo: *logo}
+	q := queryOpts{timeout: *timeout, logo: *logo, quiet: *table || *proto == "auto"}
 	results := queryAll(fs.Arg(0), names, q, *table || *proto == "auto")
 	if *table {
 		return printTable(stdout, results)
