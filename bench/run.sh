@@ -32,6 +32,10 @@ SERVER_CPUS=${SERVER_CPUS:-}
 LOAD_CPUS=${LOAD_CPUS:-}
 KEEP=${KEEP:-0}
 
+[[ $RUNS =~ ^[0-9]+$ && $RUNS -ge 1 && $RUNS -le 50 ]] || { echo "bench/run.sh: RUNS=$RUNS: want 1 to 50" >&2; exit 2; }
+[[ $NAIVE == 0 || $NAIVE == 1 ]] || { echo "bench/run.sh: NAIVE=$NAIVE: want 0 or 1" >&2; exit 2; }
+[[ $SHAPE == match || $SHAPE == size ]] || { echo "bench/run.sh: SHAPE=$SHAPE: want match or size" >&2; exit 2; }
+
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/queryd-bench.XXXXXX")
 qpid= fpid= npid=
@@ -219,12 +223,12 @@ echo "queryd-bench A/B: RUNS=$RUNS DURATION=$DURATION WARMUP=$WARMUP SOURCES=$SO
 printf '%-11s %-7s %11s %17s %9s %9s %11s %9s\n' proto server "answered/s" "min-max" "p50 us" "p99 us" "CPU us/rep" "B/answer"
 for proto in $PROTOS; do
 	read -r size parts <"$work/shape.$proto"
-	echo "$proto: fixed and naive answer $parts datagram(s) of $size bytes"
+	echo "$proto: the fixed-reply servers answer $parts datagram(s) of $size bytes"
 	for server in $servers; do
 		rows=$(pick "$server" "$proto")
 		ans=$(field answered <<<"$rows" | median)
 		bin=$(field bytes_in <<<"$rows" | median)
-		printf '%-11s %-7s %11.0f %17s %9s %9s %11s %9.0f\n' "$proto" "$server" \
+		printf '%-11s %-7s %11.0f %17s %9.1f %9.1f %11.3f %9.0f\n' "$proto" "$server" \
 			"$(field answered_per_s <<<"$rows" | median)" "$(field answered_per_s <<<"$rows" | spread)" \
 			"$(field p50_us <<<"$rows" | median)" "$(field p99_us <<<"$rows" | median)" \
 			"$(field cpu_us_per_reply <<<"$rows" | median)" "$(awk -v b="$bin" -v a="$ans" 'BEGIN {print (a > 0 ? b / a : 0)}')"
@@ -234,10 +238,13 @@ echo
 for proto in $PROTOS; do
 	q=$(pick queryd "$proto" | field answered_per_s | median)
 	f=$(pick fixed "$proto" | field answered_per_s | median)
-	line=$(awk -v q="$q" -v f="$f" 'BEGIN {printf "queryd/fixed %.3f", q / f}')
+	qc=$(pick queryd "$proto" | field cpu_us_per_reply | median)
+	fc=$(pick fixed "$proto" | field cpu_us_per_reply | median)
+	line="RATIO proto=$proto $(awk -v q="$q" -v f="$f" -v qc="$qc" -v fc="$fc" 'BEGIN {printf "queryd_fixed=%.3f cpu_fixed_queryd=%.3f", q / f, fc / qc}')"
 	if [[ $NAIVE == 1 ]]; then
 		n=$(pick naive "$proto" | field answered_per_s | median)
-		line="$line  $(awk -v q="$q" -v n="$n" 'BEGIN {printf "queryd/naive %.3f", q / n}')"
+		line="$line $(awk -v q="$q" -v n="$n" 'BEGIN {printf "queryd_naive=%.3f", q / n}')"
 	fi
-	echo "RATIO proto=$proto $line" | sed 's|queryd/fixed |queryd_fixed=|; s|queryd/naive |queryd_naive=|'
+	echo "$line"
 done
+echo "(queryd_fixed, queryd_naive: ratios of the median answered/s; cpu_fixed_queryd: fixed's CPU per reply over queryd's, 1 = as cheap)"

@@ -168,13 +168,16 @@ func runLoad(c *loadConfig) (*loadResult, error) {
 	if err == nil {
 		err = errors.Join(errs...)
 	}
+	if err != nil {
+		return nil, err
+	}
 	for _, w := range workers {
 		r.add(&w.st)
 	}
 	if r.elapsed < c.duration && r.last > 0 {
 		r.elapsed = time.Duration(r.last) - c.warmup // -count: up to the last answer
 	}
-	return r, err
+	return r, nil
 }
 
 // openWorkers opens one socket per source and splits -count among them.

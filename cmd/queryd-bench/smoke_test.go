@@ -174,3 +174,12 @@ func TestLoadAgainstNaiveServer(t *testing.T) {
 		t.Fatalf("want 200 answers of 2 datagrams of 64 bytes: %v", f)
 	}
 }
+
+func TestLoadReportsAMissingServerProcess(t *testing.T) {
+	var out, errb bytes.Buffer
+	// A pid that cannot exist (above the kernel's pid_max limit).
+	rc := run([]string{"load", "-target", "127.0.0.1:9", "-sources", "1", "-duration", "100ms", "-timeout", "50ms", "-pid", "99999999"}, &out, &errb)
+	if rc != 1 || !strings.Contains(errb.String(), "/proc/99999999/stat") {
+		t.Fatalf("exit %d, stderr %q", rc, errb.String())
+	}
+}
