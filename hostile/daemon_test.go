@@ -25,7 +25,7 @@ import (
 
 var (
 	flagRace = flag.Bool("hostile.race", true, "build the daemon with the race detector (false: measure RSS without its shadow memory)")
-	flagBin  = flag.String("hostile.bin", "", "use this queryd binary instead of building one")
+	flagBin  = flag.String("hostile.bin", "", "use this queryd binary instead of building one (with -hostile.race=false if it is not race-enabled)")
 )
 
 // querydBin is the daemon binary TestMain builds once.

@@ -48,7 +48,7 @@ func unprovenRequests() []Request {
 		{"a2s", "RULES bogus token", a2sReq('V', le32(bogusToken))},
 		{"a2s", "compat retry A bogus token", a2sReq('A', le32(bogusToken))},
 		{"a2s", "GETCHALLENGE", a2sReq('W')},
-		{"a2s", "GETCHALLENGE padded", a2sReq('W', le32(0xFFFFFFFF))},
+		{"a2s", "GETCHALLENGE padded", a2sReq('W', le32(0))},
 		{"a2s", "PING", a2sReq('i')},
 		{"a2s", "PING padded", a2sReq('i', []byte{0})},
 		{"gamespy4", "handshake", []byte{0xFE, 0xFD, 0x09, 1, 2, 3, 4}},
