@@ -234,3 +234,43 @@ func TestQuake3PacketRate(t *testing.T) {
 	}
 	t.Logf("quake3 packet rate: %d getinfo per source in %.2f s, %d replies each (burst 10 + 1/s)", srcs[0].sentN.Load(), window, srcs[0].recvN.Load())
 }
+
+// TestStaleSilence lets the feed go stale and sends every request type from
+// several sources: nothing at all is answered (not even a challenge) and
+// every datagram is counted as stale; the next feed message revives it.
+func TestStaleSilence(t *testing.T) {
+	d := StartDaemon(t, Tables{"feed": {"stale_after": "1s"}, "limits": generousLimits})
+	fc := d.Feed(t)
+	if _, err := fc.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1300 * time.Millisecond)
+	var srcs []*Source
+	for j := 0; j < 4; j++ {
+		srcs = append(srcs, NewSource(t, sourceIP(6, j), d.UDPAddr))
+	}
+	before := d.Metrics(t)
+	sent := 0
+	for _, s := range srcs {
+		for _, r := range unprovenRequests() {
+			if err := s.Send(r.Bytes); err != nil {
+				t.Fatal(err)
+			}
+			sent++
+		}
+	}
+	time.Sleep(400 * time.Millisecond)
+	delta := d.Metrics(t).Sub(before)
+	for _, s := range srcs {
+		if n := s.recvN.Load(); n != 0 {
+			t.Errorf("stale feed: %s got %d replies", s.Addr, n)
+		}
+	}
+	if got := delta.Sum("queryd_requests_total", "outcome", "stale"); got != float64(sent) {
+		t.Errorf("stale feed: %.0f datagrams counted as stale; %d were sent", got, sent)
+	}
+	if _, err := fc.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	answerAll(t, d, "hostile test")
+}
