@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -298,4 +299,38 @@ func rawAsk(t testing.TB, d *Daemon, req []byte) []byte {
 		t.Fatalf("no reply to % X: %v", req, err)
 	}
 	return buf[:n]
+}
+
+// TestSighupRightAfterReady sends SIGHUP the moment /healthz first answers
+// (a supervisor that reloads as soon as the daemon looks ready): the daemon
+// must reload, not die of the signal's default action.
+func TestSighupRightAfterReady(t *testing.T) {
+	if !*flagKnown {
+		t.Skip("known bug: /healthz (and UDP, the feed socket) answer before cmd/queryd installs its signal handlers, so an early SIGHUP kills the daemon; run with -hostile.known to see it fail")
+	}
+	client := &http.Client{Timeout: time.Second}
+	for i := 0; i < 20; i++ {
+		d := newDaemon(t, nil)
+		cmd := exec.Command(querydBin, "-config", d.ConfigPath)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			resp, err := client.Get("http://" + d.AdminAddr + "/healthz")
+			if err == nil {
+				resp.Body.Close()
+				break
+			}
+		}
+		cmd.Process.Signal(syscall.SIGHUP)
+		time.Sleep(200 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		if err != nil {
+			t.Fatalf("attempt %d: SIGHUP right after /healthz answered: %v (want a reload, then exit 0 on SIGTERM)\n%s", i+1, err, out.String())
+		}
+	}
 }
