@@ -90,8 +90,10 @@ func (k ipKey) shard() int {
 }
 
 // allow reports whether n reply bytes may go to ip now, and takes them from
-// the budgets if so. A reply larger than a burst takes the whole burst.
-func (l *limiter) allow(ip netip.Addr, n int, proven bool, now time.Time) bool {
+// the budgets if so: the per-IP budget always, the global unproven budget
+// unless exempt (a proven source, or a reply no larger than its request).
+// A reply larger than a burst takes the whole burst.
+func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time) bool {
 	k := keyOf(ip)
 	c := l.perIP[k.shard()]
 	pl, ok := c.Get(k)
@@ -102,7 +104,7 @@ func (l *limiter) allow(ip netip.Addr, n int, proven bool, now time.Time) bool {
 	if !pl.AllowN(now, min(n, l.lim.PerIPBurst)) {
 		return false
 	}
-	if proven {
+	if exempt {
 		return true
 	}
 	return l.unproven.AllowN(now, min(n, l.lim.UnprovenBurst))

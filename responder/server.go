@@ -293,7 +293,11 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 	for _, d := range out {
 		size += len(d)
 	}
-	if size > 0 && !b.lim.allow(src.Addr(), size, outcome.Proven(), b.now) {
+	// Only replies that can amplify (larger than their request) to a source
+	// that has not proven its address draw on the global unproven budget;
+	// challenges never do, so a spoofed flood cannot starve real clients of them.
+	amplifies := !outcome.Proven() && size > len(req)
+	if size > 0 && !b.lim.allow(src.Addr(), size, !amplifies, b.now) {
 		st.req[row][outRateLimited].Add(1)
 		return nil
 	}

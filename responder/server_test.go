@@ -23,6 +23,8 @@ type fixture struct {
 	reg   *prometheus.Registry
 	addr  netip.AddrPort
 	a2s   *a2s.Handler
+	store *state.Store
+	is    *challenge.Issuer
 	quiet atomic.Bool
 }
 
@@ -47,6 +49,7 @@ func newFixtureOn(t *testing.T, layer, listen string, lim responder.Limits) *fix
 		t.Fatal(err)
 	}
 	st.Subscribe(f.a2s.Update)
+	f.store, f.is = st, is
 	if lim == (responder.Limits{}) {
 		lim = responder.DefaultLimits
 	}
@@ -251,23 +254,39 @@ func TestPerIPBudget(t *testing.T) {
 	}
 }
 
-// The unproven budget bounds challenges to all sources together.
+// The unproven budget bounds replies larger than their requests (here
+// A2S_INFO without a challenge) to all unproven sources together; challenges,
+// which cannot amplify, do not draw on it, so a flood cannot starve real
+// clients of them.
 func TestUnprovenBudget(t *testing.T) {
 	lim := responder.DefaultLimits
 	lim.UnprovenRate, lim.UnprovenBurst = 1500, 1500
 	f := newFixture(t, "0.0.0.0:0", lim)
-	got := 0
-	for i := 0; i < 50; i++ {
-		c := clientConn(t, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 1, byte(i + 1)}), 0).String())
-		dst := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), f.addr.Port())
-		for j := 0; j < 10; j++ {
-			if r, _ := exchange(t, c, dst, infoReq, 20*time.Millisecond); r != nil {
-				got += len(r)
+	open := a2s.NewHandler(a2s.Config{AppID: 480, InfoChallenge: false}, f.is, nil)
+	f.store.Subscribe(open.Update)
+	f.srv.SetHandlers(open)
+	dst := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), f.addr.Port())
+	flood := func(req []byte) (bytes int, replies int) {
+		for i := 0; i < 50; i++ {
+			c := clientConn(t, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 1, byte(i + 1)}), 0).String())
+			for j := 0; j < 10; j++ {
+				if r, _ := exchange(t, c, dst, req, 20*time.Millisecond); r != nil {
+					bytes += len(r)
+					replies++
+				}
 			}
 		}
+		return
 	}
-	if got == 0 || got > 1500+1500*3 {
-		t.Fatalf("%d challenge bytes to 50 sources; unproven budget 1500 B/s", got)
+	start := time.Now()
+	got, _ := flood(infoReq)
+	if max := 1500 + int(1500*time.Since(start).Seconds()) + 200; got == 0 || got > max {
+		t.Fatalf("%d open INFO bytes to 50 sources; unproven budget 1500 B/s allows %d", got, max)
+	}
+	// Challenges are not limited by it: every request gets one.
+	f.srv.SetHandlers(f.a2s)
+	if _, n := flood(infoReq); n != 500 {
+		t.Fatalf("%d of 500 challenges sent with the unproven budget spent", n)
 	}
 }
 
