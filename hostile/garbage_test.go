@@ -196,6 +196,50 @@ func TestGarbage(t *testing.T) {
 	answerAll(t, d, "hostile test")
 }
 
+// TestOversizeDatagrams sends datagrams larger than the daemon reads whole
+// (2,048 bytes): each is dropped and counted once as a truncated socket
+// error, not as a request, and nothing is answered.
+func TestOversizeDatagrams(t *testing.T) {
+	d := StartDaemon(t, nil)
+	src := NewSource(t, sourceIP(4, 100), d.UDPAddr)
+	var sent int
+	before := d.Metrics(t)
+	for _, n := range []int{2049, 4096, 9000, 65507} {
+		for _, prefix := range [][]byte{a2sReq('T', []byte("Source Engine Query\x00")), []byte("\xFF\xFF\xFF\xFFgetstatus"), {0xFE, 0xFD, 0x09, 1, 2, 3, 4}, sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo}), nil} {
+			p := append(append([]byte{}, prefix...), make([]byte, n-len(prefix))...)
+			if err := src.Send(p); err != nil {
+				t.Fatalf("send %d bytes: %v", n, err)
+			}
+			sent++
+		}
+	}
+	delta := settleTruncated(t, d, before, float64(sent))
+	if got := delta.Sum("queryd_socket_errors_total", "op", "truncated"); got != float64(sent) {
+		t.Errorf("%.0f datagrams counted as truncated; %d oversize datagrams were sent", got, sent)
+	}
+	if got := delta.Sum("queryd_requests_total"); got != 0 {
+		t.Errorf("oversize datagrams also counted as %.0f requests", got)
+	}
+	waitQuiet([]*Source{src}, 200*time.Millisecond, time.Second)
+	if n := src.recvN.Load(); n != 0 {
+		t.Errorf("%d replies to oversize datagrams", n)
+	}
+	t.Logf("%d oversize datagrams (2,049 to 65,507 bytes): truncated %.0f, requests %.0f, replies %d", sent,
+		delta.Sum("queryd_socket_errors_total", "op", "truncated"), delta.Sum("queryd_requests_total"), src.recvN.Load())
+	answerAll(t, d, "hostile test")
+}
+
+// settleTruncated waits until the truncated counter has grown by want.
+func settleTruncated(t testing.TB, d *Daemon, before Metrics, want float64) Metrics {
+	t.Helper()
+	var delta Metrics
+	waitFor(3*time.Second, func() bool {
+		delta = d.Metrics(t).Sub(before)
+		return delta.Sum("queryd_socket_errors_total", "op", "truncated") >= want
+	})
+	return delta
+}
+
 func fmtOutcomes(m map[string]float64) string {
 	s := ""
 	for _, k := range []string{"answered", "challenged", "malformed", "ignored", "rate_limited", "unknown", "stale", "forwarded"} {
