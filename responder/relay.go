@@ -26,7 +26,7 @@ type RelayConfig struct {
 	Upstream    netip.AddrPort // the game server
 	IdleTimeout time.Duration  // a session ends after this long without a datagram either way; 0: 2 min
 	Queue       int            // datagrams queued per session towards the game server; 0: 64
-	MaxSessions int            // sessions at once; a new client beyond them is dropped; 0: 4096
+	MaxSessions int            // sessions at once; when full, the idlest of a sample is evicted (or the new client dropped); 0: 4096
 	Logger      *slog.Logger
 	Registry    prometheus.Registerer // nil: a private registry
 }
@@ -123,7 +123,7 @@ func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back S
 
 // open starts a session for client; r.mu is held.
 func (r *Relay) open(client netip.AddrPort, local netip.Addr, back Sender) (*relaySession, error) {
-	if len(r.bySrc) >= r.cfg.MaxSessions {
+	if len(r.bySrc) >= r.cfg.MaxSessions && !r.evictIdlest() {
 		r.m.drop(dropSessionsFull)
 		return nil, errors.New("too many sessions")
 	}
@@ -148,6 +148,39 @@ func (r *Relay) open(client netip.AddrPort, local netip.Addr, back Sender) (*rel
 	go r.upstream(s)
 	go r.downstream(s)
 	return s, nil
+}
+
+// evictSample is how many sessions evictIdlest compares.
+const evictSample = 16
+
+// evictMinIdle is how long a session must have been quiet to be evicted: a
+// playing client sends many datagrams a second and is never taken.
+const evictMinIdle = 500 * time.Millisecond
+
+// evictIdlest ends the idlest of a random sample of sessions, if it has been
+// quiet for evictMinIdle, to make room for a new client; r.mu is held. With
+// it, spoofed one-datagram sources that fill every session are replaced by
+// real clients instead of locking them out; only a flood that renews all
+// sessions twice a second can still keep new clients out (then counted as
+// sessions_full).
+func (r *Relay) evictIdlest() bool {
+	var idlest *relaySession
+	n := 0
+	for _, s := range r.bySrc { // map order is random: a random sample
+		if idlest == nil || s.last.Load() < idlest.last.Load() {
+			idlest = s
+		}
+		if n++; n == evictSample {
+			break
+		}
+	}
+	if idlest == nil || time.Since(time.Unix(0, idlest.last.Load())) < evictMinIdle {
+		return false
+	}
+	r.end(idlest)
+	r.m.evicted.Inc()
+	r.log.Debug("relay: session evicted", "client", idlest.client, "port", idlest.port)
+	return true
 }
 
 func (s *relaySession) touch() { s.last.Store(time.Now().UnixNano()) }

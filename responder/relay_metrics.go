@@ -18,7 +18,7 @@ var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send",
 type relayMetrics struct {
 	up, down           prometheus.Counter
 	upBytes, downBytes prometheus.Counter
-	opened             prometheus.Counter
+	opened, evicted    prometheus.Counter
 	drops              [numDrops]prometheus.Counter
 }
 
@@ -39,18 +39,22 @@ func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64
 		Name: "queryd_relay_sessions_opened_total",
 		Help: "Relay sessions opened (one per client address).",
 	})
+	evicted := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "queryd_relay_sessions_evicted_total",
+		Help: "Relay sessions ended early to let a new client in while max_sessions were open (the idlest of a random sample).",
+	})
 	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_relay_sessions",
 		Help: "Relay sessions open now.",
 	}, active)
-	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, gauge} {
+	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, evicted, gauge} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	m.up, m.down = packets.WithLabelValues("upstream"), packets.WithLabelValues("downstream")
 	m.upBytes, m.downBytes = bytes.WithLabelValues("upstream"), bytes.WithLabelValues("downstream")
-	m.opened = opened
+	m.opened, m.evicted = opened, evicted
 	for i, l := range dropLabels {
 		m.drops[i] = drops.WithLabelValues(l)
 	}

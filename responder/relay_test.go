@@ -254,3 +254,36 @@ func counter(t *testing.T, reg *prometheus.Registry, name, lv string) float64 {
 	}
 	return 0
 }
+
+// With every session taken, a new client evicts the idlest session once it
+// has been quiet for evictMinIdle; an active one is never evicted.
+func TestRelayEvictsIdlest(t *testing.T) {
+	game := listenLoopback(t)
+	r, reg := newTestRelay(t, RelayConfig{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 2})
+	send := senderFunc(func([]byte, netip.Addr, netip.AddrPort) error { return nil })
+	spoofed := netip.MustParseAddrPort("127.0.0.1:41001")
+	player := netip.MustParseAddrPort("127.0.0.1:41002")
+	r.Forward([]byte("once"), spoofed, netip.Addr{}, send)
+	r.Forward([]byte("play"), player, netip.Addr{}, send)
+	newcomer := netip.MustParseAddrPort("127.0.0.1:41003")
+	r.Forward([]byte("hello"), newcomer, netip.Addr{}, send)
+	if n := counter(t, reg, "queryd_relay_dropped_total", "sessions_full"); n != 1 {
+		t.Fatalf("a new client evicted a session that was just active (%v sessions_full)", n)
+	}
+	for i := 0; i < 8; i++ { // the player keeps playing; the spoofed source is silent
+		time.Sleep(evictMinIdle / 4)
+		r.Forward([]byte("play"), player, netip.Addr{}, send)
+	}
+	r.Forward([]byte("hello"), newcomer, netip.Addr{}, send)
+	if n := counter(t, reg, "queryd_relay_sessions_evicted_total", ""); n != 1 {
+		t.Fatalf("%v sessions evicted, want 1", n)
+	}
+	r.mu.Lock()
+	_, spoofedKept := r.bySrc[spoofed]
+	_, playerKept := r.bySrc[player]
+	_, newcomerIn := r.bySrc[newcomer]
+	r.mu.Unlock()
+	if spoofedKept || !playerKept || !newcomerIn {
+		t.Fatalf("spoofed kept %v, player kept %v, newcomer in %v", spoofedKept, playerKept, newcomerIn)
+	}
+}
