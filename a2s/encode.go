@@ -16,8 +16,10 @@ const (
 	MaxPacket = 1400
 	// FragmentPayload is the payload carried by one split fragment (Source's default 1,248).
 	FragmentPayload = 1248
-	// MaxFragments caps a split reply; lists that would need more are cut short.
-	MaxFragments = 32
+	// MaxFragments caps a split reply; lists that would need more are cut
+	// short. 15, not 255: some clients (github.com/woozymasta/a2s) read the
+	// fragment count from 4 bits, as in the GoldSrc layout.
+	MaxFragments = 15
 	// MaxReply is the largest PLAYER or RULES payload queryd sends.
 	MaxReply = MaxFragments * FragmentPayload
 	// MaxListed is the most players A2S can list (its count is one byte).
