@@ -26,8 +26,8 @@ func report(w io.Writer, c *loadConfig, r *loadResult) {
 	gen := perReply(r.selfCPU, r.answered)
 	fmt.Fprintf(w, "  generator    %s us CPU per reply\n", gen)
 	fmt.Fprintf(w, "  bytes        in %d (%d datagrams), out %d\n", r.bytesIn, r.dgramsIn, r.bytesOut)
-	fmt.Fprintf(w, "RESULT proto=%s answered_per_s=%.0f p50_us=%.1f p99_us=%.1f cpu_us_per_reply=%s gen_cpu_us_per_reply=%s answered=%d requests=%d lost=%d challenges=%d bytes_in=%d bytes_out=%d dgrams_in=%d seconds=%.3f\n",
-		c.proto.name, rate, p50, p99, srv, gen, r.answered, r.sent+r.asks, r.lost, r.challenges, r.bytesIn, r.bytesOut, r.dgramsIn, secs)
+	fmt.Fprintf(w, "RESULT proto=%s answered_per_s=%.0f p50_us=%.1f p99_us=%.1f cpu_us_per_reply=%s gen_cpu_us_per_reply=%s answered=%d requests=%d lost=%d stray=%d challenges=%d bytes_in=%d bytes_out=%d dgrams_in=%d seconds=%.3f\n",
+		c.proto.name, rate, p50, p99, srv, gen, r.answered, r.sent+r.asks, r.lost, r.stray, r.challenges, r.bytesIn, r.bytesOut, r.dgramsIn, secs)
 }
 
 // perReply formats CPU time per answer in microseconds, "na" when unknown.

@@ -22,7 +22,7 @@ import (
 
 // resultLine is the format of the machine-readable last line.
 var resultLine = regexp.MustCompile(`^RESULT proto=[a-z0-9_]+ answered_per_s=\d+ p50_us=\d+\.\d p99_us=\d+\.\d ` +
-	`cpu_us_per_reply=(\d+\.\d{3}|na) gen_cpu_us_per_reply=(\d+\.\d{3}|na) answered=\d+ requests=\d+ lost=\d+ ` +
+	`cpu_us_per_reply=(\d+\.\d{3}|na) gen_cpu_us_per_reply=(\d+\.\d{3}|na) answered=\d+ requests=\d+ lost=\d+ stray=\d+ ` +
 	`challenges=\d+ bytes_in=\d+ bytes_out=\d+ dgrams_in=\d+ seconds=\d+\.\d{3}$`)
 
 // startServer runs a responder with handler h on 127.0.0.1:0.

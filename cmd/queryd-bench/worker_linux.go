@@ -185,9 +185,12 @@ func (b *batchIO) recv(start time.Time, now int64) (int, error) {
 func (w *worker) run(start time.Time) error {
 	b := w.io
 	clock := func() int64 { return int64(time.Since(start)) }
+	drained := true // the last recv left nothing queued
 	for {
 		now := clock()
-		w.expire(now)
+		if drained { // a reply still queued is not lost, however late (say the generator was descheduled)
+			w.expire(now)
+		}
 		if w.done(now) {
 			return nil
 		}
@@ -200,6 +203,7 @@ func (w *worker) run(start time.Time) error {
 		if err != nil {
 			return fmt.Errorf("recvmmsg: %w", err)
 		}
+		drained = n < len(b.rmsg)
 		now = clock()
 		for i := 0; i < n; i++ {
 			w.onReply(b.datagram(i), now)
