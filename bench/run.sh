@@ -207,6 +207,8 @@ load() {
 median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "na"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 spread() { sort -g | awk 'NR == 1 {lo=$1} {hi=$1} END {printf "%s-%s", lo, hi}'; }
 pick() { grep "^server=$1 proto=$2 " "$results" || true; }
+# paired A B PROTO: the median over rounds of A's answered/s over B's in the same round.
+paired() { paste <(pick "$1" "$3" | field answered_per_s) <(pick "$2" "$3" | field answered_per_s) | awk '$2 > 0 {print $1 / $2}' | median; }
 
 start=$(date +%s)
 for proto in $PROTOS; do
@@ -240,11 +242,13 @@ for proto in $PROTOS; do
 	f=$(pick fixed "$proto" | field answered_per_s | median)
 	qc=$(pick queryd "$proto" | field cpu_us_per_reply | median)
 	fc=$(pick fixed "$proto" | field cpu_us_per_reply | median)
-	line="RATIO proto=$proto $(awk -v q="$q" -v f="$f" -v qc="$qc" -v fc="$fc" 'BEGIN {printf "queryd_fixed=%.3f cpu_fixed_queryd=%.3f", q / f, fc / qc}')"
+	line="RATIO proto=$proto $(awk -v q="$q" -v f="$f" -v qc="$qc" -v fc="$fc" -v p="$(paired queryd fixed "$proto")" \
+		'BEGIN {printf "queryd_fixed=%.3f paired=%.3f cpu_fixed_queryd=%.3f", q / f, p, fc / qc}')"
 	if [[ $NAIVE == 1 ]]; then
 		n=$(pick naive "$proto" | field answered_per_s | median)
 		line="$line $(awk -v q="$q" -v n="$n" 'BEGIN {printf "queryd_naive=%.3f", q / n}')"
 	fi
 	echo "$line"
 done
-echo "(queryd_fixed, queryd_naive: ratios of the median answered/s; cpu_fixed_queryd: fixed's CPU per reply over queryd's, 1 = as cheap)"
+echo "(queryd_fixed, queryd_naive: ratios of the median answered/s; paired: median of the per-round ratios queryd/fixed;"
+echo " cpu_fixed_queryd: fixed's CPU per reply over queryd's, 1 = as cheap)"
