@@ -226,7 +226,7 @@ func TestRestartWhileQuerying(t *testing.T) {
 	}
 	d.Start(t)
 	restarted := time.Now()
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond)
 	close(stop)
 	<-done
 

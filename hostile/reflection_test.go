@@ -143,7 +143,7 @@ func TestReflectionCaps(t *testing.T) {
 		}
 		before := d.Metrics(t)
 		start := time.Now()
-		flood(t, srcs, c.req, 4000, time.Second)
+		flood(t, srcs, c.req, 4000, 700*time.Millisecond)
 		waitQuiet(srcs, 300*time.Millisecond, 3*time.Second)
 		last := int64(0)
 		var total, sent int64
