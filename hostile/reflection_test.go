@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -273,4 +274,48 @@ func TestStaleSilence(t *testing.T) {
 		t.Fatal(err)
 	}
 	answerAll(t, d, "hostile test")
+}
+
+// TestReflectionRatioIPv6 sends every unproven request type over IPv6
+// (from ::1 to a daemon also listening on [::1]) and checks that A2S and
+// SAGL answer no more bytes than they receive there too.
+func TestReflectionRatioIPv6(t *testing.T) {
+	probe, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	port := probe.LocalAddr().(*net.UDPAddr).Port
+	probe.Close()
+	d := newDaemon(t, nil)
+	v6 := fmt.Sprintf("[::1]:%d", port)
+	d.WriteConfig(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "listen": {"udp": []string{d.UDPAddr, v6}}})
+	d.Start(t)
+	c, err := net.Dial("udp6", v6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 65536)
+	var table strings.Builder
+	for _, r := range unprovenRequests() {
+		if _, err := c.Write(r.Bytes); err != nil {
+			t.Fatal(err)
+		}
+		out, wait := 0, 150*time.Millisecond
+		for {
+			c.SetReadDeadline(time.Now().Add(wait))
+			n, err := c.Read(buf)
+			if err != nil {
+				break
+			}
+			out += n
+			wait = 30 * time.Millisecond // any further datagram of the same reply
+		}
+		ratio := float64(out) / float64(len(r.Bytes))
+		fmt.Fprintf(&table, "%-10s %-28s %4d B in, %4d B out, ratio %.2f\n", r.Protocol, r.Name, len(r.Bytes), out, ratio)
+		if (r.Protocol == "a2s" || r.Protocol == "sagl") && ratio > 1.0 {
+			t.Errorf("IPv6 %s %s: %d bytes out for %d in", r.Protocol, r.Name, out, len(r.Bytes))
+		}
+	}
+	t.Logf("IPv6 (::1), one datagram each:\n%s", table.String())
 }
