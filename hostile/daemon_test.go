@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// runMain builds the daemon (unless -hostile.bin names one) and runs the tests.
 func runMain(m *testing.M) int {
 	if *flagBin != "" {
 		querydBin = *flagBin
@@ -220,6 +221,7 @@ func (d *Daemon) Exited() bool {
 	}
 }
 
+// waitReady polls until the daemon is ready (see Start) or fails the test.
 func (d *Daemon) waitReady(t testing.TB, limit time.Duration) {
 	t.Helper()
 	client := &http.Client{Timeout: time.Second}

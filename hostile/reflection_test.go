@@ -194,6 +194,7 @@ func maxReply(d *Daemon, t testing.TB, req []byte) int {
 	return int(s.recv.Load())
 }
 
+// protoOf names the protocol of a GameSpy4 or Quake 3 request.
 func protoOf(req []byte) string {
 	if req[0] == 0xFE {
 		return "gamespy4"

@@ -14,6 +14,7 @@ type Request struct {
 	Bytes    []byte
 }
 
+// a2sReq builds an A2S datagram: the -1 header, typ, then body.
 func a2sReq(typ byte, body ...[]byte) []byte {
 	b := []byte{0xFF, 0xFF, 0xFF, 0xFF, typ}
 	for _, p := range body {

@@ -107,10 +107,12 @@ type pacer struct {
 	every time.Duration
 }
 
+// newPacer starts a pacer for perSecond events a second, from now.
 func newPacer(perSecond float64) pacer {
 	return pacer{start: time.Now(), every: time.Duration(float64(time.Second) / perSecond)}
 }
 
+// Wait blocks until the i-th event is due.
 func (p pacer) Wait(i int) {
 	due := p.start.Add(time.Duration(i) * p.every)
 	if d := time.Until(due); d > time.Millisecond {
