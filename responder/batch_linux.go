@@ -223,6 +223,7 @@ func (w *batchWorker) run(s *Server, l *batchListener) {
 			w.handle(s, ss, &b, i, back)
 		}
 		w.countOverflow(ss, n)
+		ss.flush()
 		w.flush(ss)
 		w.reset(n)
 	}

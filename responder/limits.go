@@ -64,16 +64,23 @@ const shards = 16
 
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
-	lim      Limits
-	perIP    [shards]*lru.Cache[ipKey, *rate.Limiter]
-	unproven *rate.Limiter
+	lim   Limits
+	perIP [shards]*lru.Cache[ipKey, *rate.Limiter]
+	// unproven is the global unproven budget split evenly among the receive
+	// loops, so that loops on different cores never wait for one lock.
+	unproven []*rate.Limiter
 }
 
-func newLimiter(l Limits) (*limiter, error) {
+// newLimiter makes the budgets for loops receive loops.
+func newLimiter(l Limits, loops int) (*limiter, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	lim := &limiter{lim: l, unproven: rate.NewLimiter(rate.Limit(l.UnprovenRate), l.UnprovenBurst)}
+	loops = max(loops, 1)
+	lim := &limiter{lim: l}
+	for i := 0; i < loops; i++ {
+		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), max(l.UnprovenBurst/loops, 1500)))
+	}
 	for i := range lim.perIP {
 		c, err := lru.New[ipKey, *rate.Limiter](max(l.TrackedIPs/shards, 1))
 		if err != nil {
@@ -90,10 +97,11 @@ func (k ipKey) shard() int {
 }
 
 // allow reports whether n reply bytes may go to ip now, and takes them from
-// the budgets if so: the per-IP budget always, the global unproven budget
-// unless exempt (a proven source, or a reply no larger than its request).
+// the budgets if so: the per-IP budget always, receive loop loop's share of
+// the global unproven budget unless exempt (a proven source, or a reply no
+// larger than its request).
 // A reply larger than a burst takes the whole burst.
-func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time) bool {
+func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time, loop int) bool {
 	k := keyOf(ip)
 	c := l.perIP[k.shard()]
 	pl, ok := c.Get(k)
@@ -107,7 +115,8 @@ func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time) bool {
 	if exempt {
 		return true
 	}
-	return l.unproven.AllowN(now, min(n, l.lim.UnprovenBurst))
+	u := l.unproven[loop%len(l.unproven)]
+	return u.AllowN(now, min(n, u.Burst()))
 }
 
 // tracked returns how many sources the per-IP cache holds.

@@ -61,6 +61,7 @@ func (l *portableListener) serve(s *Server) {
 		b := s.beginBatch()
 		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 		out := s.process(ss, &b, buf[:n], scratch, src, oob[:oobn], back)
+		ss.flush()
 		if len(out) == 0 {
 			continue
 		}

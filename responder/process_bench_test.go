@@ -42,5 +42,8 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 		if out := s.process(ss, &bs, req, scratch, src, nil, nil); len(out) != 1 {
 			b.Fatal("not answered")
 		}
+		if i%16 == 15 {
+			ss.flush()
+		}
 	}
 }

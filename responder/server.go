@@ -3,6 +3,7 @@ package responder
 import (
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"net/netip"
 	"runtime"
 	"sync"
@@ -55,6 +56,7 @@ type Server struct {
 	route     atomic.Pointer[routing]
 	limit     atomic.Pointer[limiter]
 	listeners []listener
+	sessions  atomic.Int64 // receive loops made so far
 	wg        sync.WaitGroup
 	closed    atomic.Bool
 }
@@ -138,7 +140,7 @@ func (s *Server) SetHandlers(handlers ...Handler) {
 
 // SetLimits replaces the byte budgets (on reload); the per-IP state starts afresh.
 func (s *Server) SetLimits(l Limits) error {
-	lim, err := newLimiter(l)
+	lim, err := newLimiter(l, s.cfg.Workers*max(len(s.cfg.Listen), 1))
 	if err != nil {
 		return fmt.Errorf("limits: %w", err)
 	}
@@ -226,12 +228,49 @@ func (s *Server) Sender(family netip.Addr) Sender {
 
 // session is one receive loop's state: its counters and reusable buffers.
 type session struct {
+	id    int // which share of the unproven budget it draws on
 	stats *workerStats
+	pend  pending // counts of the current batch, added to stats once per batch
 	out   [][]byte
 }
 
+// pending holds one batch's counts in plain integers, so that a batch costs
+// a few atomic additions rather than three per datagram.
+type pending struct {
+	req     [maxRows][numOutcomes]uint64
+	in, out [maxRows]uint64
+	rows    uint32 // bit r set: row r has counts
+}
+
 func (s *Server) newSession() *session {
-	return &session{stats: s.metrics.newWorker(), out: make([][]byte, 0, 64)}
+	id := int(s.sessions.Add(1) - 1)
+	return &session{id: id, stats: s.metrics.newWorker(), out: make([][]byte, 0, 64)}
+}
+
+// count records one datagram of row with outcome o, in and out bytes.
+func (ss *session) count(row, o, in, out int) {
+	ss.pend.req[row][o]++
+	ss.pend.in[row] += uint64(in)
+	ss.pend.out[row] += uint64(out)
+	ss.pend.rows |= 1 << row
+}
+
+// flush adds the batch's counts to the session's metrics.
+func (ss *session) flush() {
+	p := &ss.pend
+	for rows := p.rows; rows != 0; rows &= rows - 1 {
+		r := bits.TrailingZeros32(rows)
+		for o, n := range p.req[r] {
+			if n != 0 {
+				ss.stats.req[r][o].Add(n)
+				p.req[r][o] = 0
+			}
+		}
+		ss.stats.in[r].Add(p.in[r])
+		ss.stats.out[r].Add(p.out[r])
+		p.in[r], p.out[r] = 0, 0
+	}
+	p.rows = 0
 }
 
 // batchState is what stays the same for every datagram of one receive batch.
@@ -262,7 +301,6 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 	if idx >= 0 {
 		row = b.rt.rows[idx]
 	}
-	st := ss.stats
 	if s.cfg.Bare {
 		if h == nil {
 			return nil
@@ -270,22 +308,21 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 		out, _ := h.Serve(req, src, scratch, ss.out[:0])
 		return out
 	}
-	st.in[row].Add(uint64(len(req)))
 	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
 		s.cfg.Forward.Forward(req, src, localAddr(oob), back)
-		st.req[row][outForwarded].Add(1)
+		ss.count(row, outForwarded, len(req), 0)
 		return nil
 	}
 	if b.silent {
-		st.req[row][outSilent].Add(1)
+		ss.count(row, outSilent, len(req), 0)
 		return nil
 	}
 	if h == nil {
-		st.req[row][outUnknown].Add(1)
+		ss.count(row, outUnknown, len(req), 0)
 		return nil
 	}
 	if !b.rt.pkt[idx].allow(src.Addr(), b.now) {
-		st.req[row][outRateLimited].Add(1)
+		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
 	out, outcome := h.Serve(req, src, scratch, ss.out[:0])
@@ -297,11 +334,10 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 	// that has not proven its address draw on the global unproven budget;
 	// challenges never do, so a spoofed flood cannot starve real clients of them.
 	amplifies := !outcome.Proven() && size > len(req)
-	if size > 0 && !b.lim.allow(src.Addr(), size, !amplifies, b.now) {
-		st.req[row][outRateLimited].Add(1)
+	if size > 0 && !b.lim.allow(src.Addr(), size, !amplifies, b.now, ss.id) {
+		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
-	st.req[row][outcome].Add(1)
-	st.out[row].Add(uint64(size))
+	ss.count(row, int(outcome), len(req), size)
 	return out
 }
