@@ -106,11 +106,13 @@ func TestReflectionRatio(t *testing.T) {
 }
 
 // Small budgets for TestReflectionCaps, so that a modest flood hits them.
+// The unproven budget is split among the daemon's receive loops (each at
+// least 1,500 bytes of burst): 3,000 over two loops is 1,500 each.
 const (
 	capPerIPRate     = 2048
 	capPerIPBurst    = 1500
 	capUnprovenRate  = 8192
-	capUnprovenBurst = 1500
+	capUnprovenBurst = 3000
 )
 
 // TestReflectionCaps floods the two request types that answer more than
@@ -120,6 +122,7 @@ const (
 // together meet the global cap (16 × 2 KiB/s > 8 KiB/s).
 func TestReflectionCaps(t *testing.T) {
 	d := StartDaemon(t, Tables{
+		"listen": {"workers": testWorkers},
 		"limits": {
 			"per_ip_rate": capPerIPRate, "per_ip_burst": capPerIPBurst,
 			"unproven_rate": capUnprovenRate, "unproven_burst": capUnprovenBurst,
@@ -159,7 +162,7 @@ func TestReflectionCaps(t *testing.T) {
 		// reads at the start of each receive batch.
 		slack := float64(maxReply(d, t, c.req))
 		perIPCap := capPerIPBurst + capPerIPRate*window + slack
-		globalCap := capUnprovenBurst + capUnprovenRate*window + slack
+		globalCap := float64(unprovenBurstTotal(capUnprovenBurst)) + capUnprovenRate*window + slack
 		worst := int64(0)
 		for _, s := range srcs {
 			worst = max(worst, s.recv.Load())
