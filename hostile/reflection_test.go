@@ -147,7 +147,7 @@ func TestReflectionCaps(t *testing.T) {
 		}
 		before := d.Metrics(t)
 		start := time.Now()
-		flood(t, srcs, c.req, 4000, 700*time.Millisecond)
+		flood(t, srcs, c.req, 4000, 500*time.Millisecond)
 		waitQuiet(srcs, 300*time.Millisecond, 3*time.Second)
 		last := int64(0)
 		var total, sent int64
@@ -244,12 +244,12 @@ func TestQuake3PacketRate(t *testing.T) {
 // several sources: nothing at all is answered (not even a challenge) and
 // every datagram is counted as stale; the next feed message revives it.
 func TestStaleSilence(t *testing.T) {
-	d := StartDaemon(t, Tables{"feed": {"stale_after": "1s"}, "limits": generousLimits})
+	d := StartDaemon(t, Tables{"feed": {"stale_after": "500ms"}, "limits": generousLimits})
 	fc := d.Feed(t)
 	if _, err := fc.Ping(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1300 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond)
 	var srcs []*Source
 	for j := 0; j < 4; j++ {
 		srcs = append(srcs, NewSource(t, sourceIP(6, j), d.UDPAddr))

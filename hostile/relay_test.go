@@ -85,6 +85,9 @@ func TestRelaySessionFlood(t *testing.T) {
 	m := d.Metrics(t)
 	t.Logf("after 5,000 spoofed sources: relay sessions %.0f, evicted %.0f, dropped as sessions_full %.0f", m.Sum("queryd_relay_sessions"),
 		m.Sum("queryd_relay_sessions_evicted_total"), m.Sum("queryd_relay_dropped_total", "reason", "sessions_full"))
+	if full := m.Sum("queryd_relay_sessions") + m.Sum("queryd_relay_sessions_evicted_total"); full < 4096 {
+		t.Errorf("the flood did not fill the relay's 4,096 sessions (%.0f sessions and evictions): the test proves nothing", full)
+	}
 	if !relayAsk(t, d, "127.0.0.4", 3*time.Second) {
 		t.Errorf("a new player's game packet is not relayed after a spoofed flood: relay sessions %.0f, dropped as sessions_full %.0f",
 			d.Metrics(t).Sum("queryd_relay_sessions"), d.Metrics(t).Sum("queryd_relay_dropped_total", "reason", "sessions_full"))
