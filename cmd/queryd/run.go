@@ -46,14 +46,16 @@ func cmdRun(args []string, stderr io.Writer) int {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
+	// Handle signals before anything answers: a SIGHUP or SIGTERM sent as
+	// soon as the sockets are up must reload or stop, not kill the process.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	d, err := startDaemon(cfg, *path, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	notifyReady(log, d.protocolNames()) // systemd Type=notify (notify.go)
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
