@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -65,7 +66,7 @@ const shards = 16
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
 	lim   Limits
-	perIP [shards]*lru.Cache[ipKey, *rate.Limiter]
+	perIP [shards]*lru.Cache[ipKey, *ipBudget]
 	// unproven is the global unproven budget split evenly among the receive
 	// loops, so that loops on different cores never wait for one lock.
 	unproven []*rate.Limiter
@@ -82,7 +83,7 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), max(l.UnprovenBurst/loops, 1500)))
 	}
 	for i := range lim.perIP {
-		c, err := lru.New[ipKey, *rate.Limiter](max(l.TrackedIPs/shards, 1))
+		c, err := lru.New[ipKey, *ipBudget](max(l.TrackedIPs/shards, 1))
 		if err != nil {
 			return nil, fmt.Errorf("per-IP cache: %w", err)
 		}
@@ -104,12 +105,12 @@ func (k ipKey) shard() int {
 func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time, loop int) bool {
 	k := keyOf(ip)
 	c := l.perIP[k.shard()]
-	pl, ok := c.Get(k)
+	b, ok := c.Get(k)
 	if !ok {
-		pl = rate.NewLimiter(rate.Limit(l.lim.PerIPRate), l.lim.PerIPBurst)
-		c.Add(k, pl)
+		b = &ipBudget{lim: rate.NewLimiter(rate.Limit(l.lim.PerIPRate), l.lim.PerIPBurst)}
+		c.Add(k, b)
 	}
-	if !pl.AllowN(now, min(n, l.lim.PerIPBurst)) {
+	if !b.lim.AllowN(b.monotonic(now), min(n, l.lim.PerIPBurst)) {
 		return false
 	}
 	if exempt {
@@ -117,6 +118,29 @@ func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time, loop i
 	}
 	u := l.unproven[loop%len(l.unproven)]
 	return u.AllowN(now, min(n, u.Burst()))
+}
+
+// ipBudget is one source's byte budget. Receive loops on several cores share
+// it, each with the time its batch began; handing a rate.Limiter a time older
+// than one it has seen moves its clock back and credits the interval twice,
+// so the times are made monotonic first.
+type ipBudget struct {
+	last atomic.Int64 // the latest time handed to lim, in unix nanoseconds
+	lim  *rate.Limiter
+}
+
+// monotonic returns now, or the latest time already used if that is later.
+func (b *ipBudget) monotonic(now time.Time) time.Time {
+	t := now.UnixNano()
+	for {
+		last := b.last.Load()
+		if t <= last {
+			return time.Unix(0, last)
+		}
+		if b.last.CompareAndSwap(last, t) {
+			return now
+		}
+	}
 }
 
 // tracked returns how many sources the per-IP cache holds.
