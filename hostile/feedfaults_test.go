@@ -71,11 +71,34 @@ func getState(t testing.TB, c *feed.Client) (uint64, string) {
 	return v, string(doc)
 }
 
-// TestFeedFaults sends the feed every kind of broken message, each followed
-// by a real query: a rejected message changes neither the version nor what
-// clients see; an accepted one shows in the very next query.
-func TestFeedFaults(t *testing.T) {
+// TestFeed runs the feed faults against one daemon, each part followed by
+// real queries: broken messages, a 10 MB line, half lines, two feeders at
+// once, and the game server reconnecting.
+func TestFeed(t *testing.T) {
 	d := StartDaemon(t, nil)
+	t.Run("broken messages", func(t *testing.T) { feedBroken(t, d) })
+	t.Run("10 MB line", func(t *testing.T) { feedLongLine(t, d) })
+	t.Run("half lines", func(t *testing.T) { feedHalfLine(t, d) })
+	t.Run("two feeders", func(t *testing.T) { feedInterleaved(t, d) })
+	t.Run("reconnect", func(t *testing.T) { feedReconnect(t, d) })
+}
+
+// knownState replaces the state with a known one (name, Alice and Bob).
+func knownState(t testing.TB, d *Daemon, name string) {
+	t.Helper()
+	doc := map[string]any{"name": name, "max_players": 16, "players": map[string]any{
+		"1": map[string]any{"name": "Alice", "score": 3, "ping": 40},
+		"2": map[string]any{"name": "Bob", "score": 5, "ping": 60},
+	}}
+	if _, err := d.Feed(t).Replace(doc); err != nil {
+		t.Fatalf("replace: %v", err)
+	}
+}
+
+// feedBroken sends every kind of broken message, each followed by a real
+// query: a rejected message changes neither the version nor what clients
+// see; an accepted one shows in the very next query.
+func feedBroken(t *testing.T, d *Daemon) {
 	fc := d.Feed(t)
 	if _, err := fc.Replace(map[string]any{
 		"name": "Fed", "map": "m1", "max_players": 10,
@@ -144,10 +167,10 @@ func TestFeedFaults(t *testing.T) {
 	expectSeen(t, d, "a ping", "Patched", "Bob")
 }
 
-// TestFeedLongLine sends a 10 MB line: the daemon rejects it with an error
+// feedLongLine sends a 10 MB line: the daemon rejects it with an error
 // line, closes that connection, keeps the state and keeps serving.
-func TestFeedLongLine(t *testing.T) {
-	d := StartDaemon(t, nil)
+func feedLongLine(t *testing.T, d *Daemon) {
+	knownState(t, d, "Long")
 	fc := d.Feed(t)
 	v0, doc0 := getState(t, fc)
 	conn, err := net.Dial("unix", d.Socket)
@@ -179,19 +202,19 @@ func TestFeedLongLine(t *testing.T) {
 	if v, doc := getState(t, fc); v != v0 || doc != doc0 {
 		t.Errorf("the state moved from version %d to %d", v0, v)
 	}
-	expectSeen(t, d, "a 10 MB line", "hostile test", "Alice", "Bob")
+	expectSeen(t, d, "a 10 MB line", "Long", "Alice", "Bob")
 	if _, err := d.Feed(t).Patch(map[string]any{"name": "After"}); err != nil {
 		t.Errorf("a new feed connection after the long line: %v", err)
 	}
 	expectSeen(t, d, "a patch after the long line", "After", "Alice", "Bob")
 }
 
-// TestFeedHalfLine writes half a message and disconnects: nothing applies.
-func TestFeedHalfLine(t *testing.T) {
-	d := StartDaemon(t, nil)
+// feedHalfLine writes half a message and disconnects: nothing applies.
+func feedHalfLine(t *testing.T, d *Daemon) {
+	knownState(t, d, "Half")
 	fc := d.Feed(t)
 	v0, doc0 := getState(t, fc)
-	for _, half := range []string{`{"op":"patch","state":{"name":"Ha`, `{"op":"replace","state":{"name":"Half"}}`} {
+	for _, half := range []string{`{"op":"patch","state":{"name":"Ha`, `{"op":"replace","state":{"name":"Whole"}}`} {
 		conn, err := net.Dial("unix", d.Socket)
 		if err != nil {
 			t.Fatal(err)
@@ -205,14 +228,13 @@ func TestFeedHalfLine(t *testing.T) {
 	if v, doc := getState(t, fc); v != v0 || doc != doc0 {
 		t.Errorf("a line without its newline moved the state from version %d to %d", v0, v)
 	}
-	expectSeen(t, d, "half lines", "hostile test", "Alice", "Bob")
+	expectSeen(t, d, "half lines", "Half", "Alice", "Bob")
 }
 
-// TestFeedInterleaved has two feeders patch different players at the same
+// feedInterleaved has two feeders patch different players at the same
 // time: every patch applies whole, versions rise by one per patch, and the
 // next query shows both feeders' players.
-func TestFeedInterleaved(t *testing.T) {
-	d := StartDaemon(t, nil)
+func feedInterleaved(t *testing.T, d *Daemon) {
 	const each = 40
 	_, err := d.Feed(t).Replace(map[string]any{"name": "Two feeders", "max_players": 200})
 	if err != nil {
@@ -271,10 +293,9 @@ func TestFeedInterleaved(t *testing.T) {
 	}
 }
 
-// TestFeedReconnect: the game server disconnects (the state stays), then
+// feedReconnect: the game server disconnects (the state stays), then
 // reconnects and feeds again (visible at once).
-func TestFeedReconnect(t *testing.T) {
-	d := StartDaemon(t, nil)
+func feedReconnect(t *testing.T, d *Daemon) {
 	c1, err := feed.Dial(d.Socket)
 	if err != nil {
 		t.Fatal(err)
