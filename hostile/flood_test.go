@@ -14,7 +14,6 @@ import (
 var (
 	flagFull      = flag.Bool("hostile.full", false, "run the full-size flood: 1,000,000 requests from 100,000 spoofed sources")
 	flagFloodRate = flag.Float64("hostile.rate", 10000, "flood: spoofed datagrams per second")
-	flagKnown     = flag.Bool("hostile.known", false, "also run the tests that show known, unfixed bugs (they fail)")
 )
 
 // floodSize is the flood's request and source counts: scaled down by
