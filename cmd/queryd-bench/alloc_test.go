@@ -38,3 +38,24 @@ func TestWorkerLoopAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWorkerReply is the generator's user-space work per answer: read
+// and match one reply, record its latency, queue the next request.
+func BenchmarkWorkerReply(b *testing.B) {
+	p, _ := lookupProto("a2s_info")
+	cfg := &loadConfig{inflight: 32, batch: 64, duration: time.Hour, timeout: time.Second, refresh: 20 * time.Second}
+	w := newWorker(cfg, p, 0, -1)
+	w.onReply([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0x41, 1, 2, 3, 4}, 0) // no request in flight: stray
+	w.setToken(0x04030201, 0, true)
+	reply := make([]byte, 79)
+	now := int64(1)
+	k := w.nextBatch(now)
+	w.sent(now, k, k)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += 100
+		w.onReply(reply, now)
+		k := w.nextBatch(now)
+		w.sent(now, k, k)
+	}
+}
