@@ -237,20 +237,36 @@ func (d *decoder) players(v any) error {
 		return err
 	}
 	d.s.Players = make([]Player, 0, len(m))
-	for _, k := range sortedKeys(m) {
-		p, err := player(k, m[k])
+	for k, pv := range m { // fast path: map order, no error paths built
+		p, err := decodePlayer(k, pv, false)
 		if err != nil {
-			return err
+			return firstPlayerError(m)
 		}
 		d.s.Players = append(d.s.Players, p)
 	}
 	return nil
 }
 
-// player decodes one entry of "players". Its optional "time" is checked here
-// and turned into Since by the Store.
-func player(key string, v any) (Player, error) {
-	path := "players." + key
+// firstPlayerError finds the error of the first bad player in key order,
+// with its full path, so the same document always reports the same error.
+func firstPlayerError(m map[string]any) error {
+	for _, k := range sortedKeys(m) {
+		if _, err := decodePlayer(k, m[k], true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodePlayer decodes one entry of "players". Its optional "time" is
+// checked here and turned into Since by the Store. With paths false, the
+// error carries no path (the fast path for valid documents); callers decode
+// again with paths true to report it.
+func decodePlayer(key string, v any, paths bool) (Player, error) {
+	path := ""
+	if paths {
+		path = "players." + key
+	}
 	id, err := strconv.ParseUint(key, 10, 32)
 	if err != nil || key == "" || key[0] == '+' || (len(key) > 1 && key[0] == '0') {
 		return Player{}, fieldErr(path, "player ids are decimal integers from 0 to %d without leading zeros", uint64(MaxPlayerID))
@@ -260,22 +276,35 @@ func player(key string, v any) (Player, error) {
 		return Player{}, err
 	}
 	p := Player{ID: uint32(id)}
-	for _, k := range sortedKeys(m) {
-		fp := path + "." + k
+	keys := playerFields[:]
+	if paths {
+		keys = sortedKeys(m)
+	} else if len(m) > countKnown(m) {
+		return Player{}, fieldErr("", "unknown field")
+	}
+	for _, k := range keys {
+		fv, ok := m[k]
+		if !ok {
+			continue
+		}
+		fp := ""
+		if paths {
+			fp = path + "." + k
+		}
 		var n int64
 		switch k {
 		case "name":
-			p.Name, err = str(m[k], fp, MaxPlayerName)
+			p.Name, err = str(fv, fp, MaxPlayerName)
 		case "score":
-			n, err = integer(m[k], fp, math.MinInt32, math.MaxInt32)
+			n, err = integer(fv, fp, math.MinInt32, math.MaxInt32)
 			p.Score = int32(n)
 		case "ping":
-			n, err = integer(m[k], fp, 0, 65535)
+			n, err = integer(fv, fp, 0, 65535)
 			p.Ping = int32(n)
 		case "bot":
-			p.Bot, err = boolean(m[k], fp)
+			p.Bot, err = boolean(fv, fp)
 		case "time":
-			_, err = number(m[k], fp, 0, MaxPlayerTime)
+			_, err = number(fv, fp, 0, MaxPlayerTime)
 		default:
 			err = fieldErr(fp, "unknown field (want name, score, ping, time, bot)")
 		}
@@ -284,6 +313,20 @@ func player(key string, v any) (Player, error) {
 		}
 	}
 	return p, nil
+}
+
+// playerFields are the fields a player may have.
+var playerFields = [...]string{"name", "score", "ping", "bot", "time"}
+
+// countKnown returns how many of m's keys are player fields.
+func countKnown(m map[string]any) int {
+	n := 0
+	for _, k := range playerFields {
+		if _, ok := m[k]; ok {
+			n++
+		}
+	}
+	return n
 }
 
 func (d *decoder) rules(v any) error {

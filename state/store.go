@@ -1,8 +1,10 @@
 package state
 
 import (
-	"fmt"
-	"sort"
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,21 +169,35 @@ func (s *Store) commit(base, layer map[string]any) error {
 func (s *Store) placePlayers(snap *Snapshot, eff map[string]any, now time.Time) (map[uint32]seenPlayer, uint64, error) {
 	raw, _ := eff["players"].(map[string]any)
 	ps := snap.Players
-	sort.Slice(ps, func(i, j int) bool { return ps[i].ID < ps[j].ID })
-	seen := make(map[uint32]seenPlayer, len(ps))
+	seqs := make([]uint64, len(ps))
+	var fresh []int // players queryd has not seen: numbered in id order
+	for i := range ps {
+		if old, ok := s.seen[ps[i].ID]; ok {
+			seqs[i] = old.seq
+		} else {
+			fresh = append(fresh, i)
+		}
+	}
+	slices.SortFunc(fresh, func(a, b int) int { return cmp.Compare(ps[a].ID, ps[b].ID) })
 	seq := s.seq
+	for _, i := range fresh {
+		seq++
+		seqs[i] = seq
+	}
+	seen := make(map[uint32]seenPlayer, len(ps))
 	for i := range ps {
 		p := &ps[i]
-		key := fmt.Sprint(p.ID)
+		key := strconv.FormatUint(uint64(p.ID), 10)
 		t := ""
-		if m, ok := raw[key].(map[string]any); ok && m["time"] != nil {
-			t = fmt.Sprint(m["time"])
+		if m, ok := raw[key].(map[string]any); ok {
+			if n, ok := m["time"].(json.Number); ok {
+				t = string(n)
+			}
 		}
 		old, known := s.seen[p.ID]
-		sp := seenPlayer{seq: old.seq, since: old.since, time: t}
+		sp := seenPlayer{seq: seqs[i], since: old.since, time: t}
 		if !known {
-			seq++
-			sp.seq, sp.since = seq, now
+			sp.since = now
 		}
 		if t != "" && (!known || t != old.time) {
 			secs, err := number(entry(raw, key)["time"], "players."+key+".time", 0, MaxPlayerTime)
@@ -193,7 +209,16 @@ func (s *Store) placePlayers(snap *Snapshot, eff map[string]any, now time.Time) 
 		p.Since = sp.since
 		seen[p.ID] = sp
 	}
-	sort.SliceStable(ps, func(i, j int) bool { return seen[ps[i].ID].seq < seen[ps[j].ID].seq })
+	order := make([]int, len(ps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(seqs[a], seqs[b]) })
+	sorted := make([]Player, len(ps))
+	for j, i := range order {
+		sorted[j] = ps[i]
+	}
+	snap.Players = sorted
 	return seen, seq, nil
 }
 

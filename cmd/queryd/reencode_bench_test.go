@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
+)
+
+// BenchmarkFeedChange1000 measures one accepted feed change (a patch) on a
+// state of 1,000 players, end to end: merging and validating the document,
+// making the snapshot and re-encoding every protocol of the demo config.
+func BenchmarkFeedChange1000(b *testing.B) {
+	store, _ := feedBench(b)
+	patch, _ := state.Normalize(map[string]any{"players": map[string]any{"7": map[string]any{"score": 99}}})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := store.Patch(patch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReencode1000 measures re-encoding every protocol (A2S, GameSpy4,
+// SAGL, Quake 3) for a new snapshot of 1,000 players: the work a state
+// change costs the responders. The bound is 1 ms.
+func BenchmarkReencode1000(b *testing.B) {
+	store, protos := feedBench(b)
+	snap := store.Snapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range protos {
+			p.Update(snap)
+		}
+	}
+}
+
+// feedBench makes a store of 1,000 players with every protocol of the demo
+// config subscribed to it.
+func feedBench(b *testing.B) (*state.Store, []protocol) {
+	cfg, err := config.Parse(config.Default)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := deps{issuer: challenge.NewWithKey([16]byte{1}, nil), clock: &wire.Clock{},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), gamePort: 27015}
+	protos, err := buildProtocols(cfg, d)
+	if err != nil || len(protos) != 4 {
+		b.Fatalf("%d protocols: %v", len(protos), err)
+	}
+	store, err := state.NewStore(cfg.ServerDoc, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store.Subscribe(func(s *state.Snapshot) {
+		for _, p := range protos {
+			p.Update(s)
+		}
+	})
+	players := map[string]any{}
+	for i := 0; i < 1000; i++ {
+		players[strconv.Itoa(i)] = map[string]any{"name": "player " + strconv.Itoa(i), "score": i, "ping": 30}
+	}
+	doc, err := state.Normalize(map[string]any{"name": "bench", "map": "m", "max_players": 1000, "players": players})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Replace(doc); err != nil {
+		b.Fatal(err)
+	}
+	return store, protos
+}
