@@ -52,7 +52,8 @@ max_players = 10
 	return path
 }
 
-func startTestDaemon(t *testing.T, path string) *daemon {
+// startDaemonNoCleanup starts a daemon the test stops itself.
+func startDaemonNoCleanup(t *testing.T, path string) *daemon {
 	t.Helper()
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -62,6 +63,12 @@ func startTestDaemon(t *testing.T, path string) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+func startTestDaemon(t *testing.T, path string) *daemon {
+	t.Helper()
+	d := startDaemonNoCleanup(t, path)
 	t.Cleanup(d.stop)
 	return d
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -12,26 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/quake3"
 )
 
 const q3hdr = "\xff\xff\xff\xff"
-
-// startDaemonNoCleanup starts a daemon the test stops itself.
-func startDaemonNoCleanup(t *testing.T, path string) *daemon {
-	t.Helper()
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := startDaemon(cfg, path, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 func udpLoopback(t *testing.T) *net.UDPConn {
 	t.Helper()
