@@ -49,6 +49,7 @@ type Listen struct {
 	Socket     string   `toml:"socket"`      // socket layer: "batch" (Linux) or "portable"; "" picks batch on Linux
 	Workers    int      `toml:"workers"`     // sockets (batch) or goroutines (portable) per address; 0: one per CPU
 	RecvBuffer ByteSize `toml:"recv_buffer"` // SO_RCVBUF; 0 keeps the system default
+	GSO        bool     `toml:"gso"`         // batch: send a multi-datagram answer as one UDP GSO send
 }
 
 // Feed is [feed]: the game server's Unix socket.
@@ -82,7 +83,7 @@ type Log struct {
 // Defaults returns the config every file is laid over.
 func Defaults() Config {
 	return Config{
-		Listen: Listen{UDP: []string{"0.0.0.0:27015"}, RecvBuffer: 4 << 20},
+		Listen: Listen{UDP: []string{"0.0.0.0:27015"}, RecvBuffer: 4 << 20, GSO: true},
 		Feed:   Feed{Mode: "0660", StaleAfter: Duration(60e9)},
 		Limits: Limits{
 			PerIPRate: 256 << 10, PerIPBurst: 64 << 10,

@@ -19,6 +19,12 @@ func TestDefaultConfig(t *testing.T) {
 	if c.ServerDoc["name"] != "queryd demo server" {
 		t.Fatalf("demo state: %v", c.ServerDoc)
 	}
+	if !c.Listen.GSO {
+		t.Fatal("listen.gso: want true by default")
+	}
+	if off, err := Parse([]byte("[listen]\ngso = false\n")); err != nil || off.Listen.GSO {
+		t.Fatalf("gso = false: %v, %+v", err, off.Listen)
+	}
 	if time.Duration(c.Feed.StaleAfter) != 60*time.Second || c.Limits.PerIPRate != 256<<10 || c.Limits.PerIPBurst != 64<<10 {
 		t.Fatalf("defaults: %+v %+v", c.Feed, c.Limits)
 	}
@@ -90,6 +96,7 @@ func TestDecodeErrorsNameTheKey(t *testing.T) {
 		"[limits]\nper_ip_rate = \"12 parsecs\"\n": "limits.per_ip_rate",
 		"[listen]\nudp = \"0.0.0.0:1\"\n":          "listen.udp",
 		"[a2s]\nenabled = \"yes\"\n":               "a2s.enabled",
+		"[listen]\ngso = 1\n":                      "listen.gso",
 	} {
 		_, err := Parse([]byte(cfg))
 		if err == nil || !strings.Contains(err.Error(), key) {

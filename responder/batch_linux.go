@@ -18,9 +18,10 @@ const batchSupported = true
 // Batch path sizes.
 const (
 	batchSize   = 64  // datagrams per recvmmsg
-	sendCap     = 256 // datagrams per sendmmsg
+	sendCap     = 256 // messages per sendmmsg
+	sendIovCap  = 512 // datagrams per sendmmsg (a GSO message carries several)
 	ctrlSize    = 128 // control data per received datagram (pktinfo, overflow counter)
-	replyCtrlSz = 64  // control data per reply (pktinfo)
+	replyCtrlSz = 64  // control data per reply (pktinfo, UDP_SEGMENT)
 	recvTimeout = 200 // ms: how often a blocked receive wakes to notice Close
 )
 
@@ -37,6 +38,7 @@ type batchListener struct {
 	addr    netip.AddrPort
 	v6      bool
 	fds     []int
+	gso     atomic.Bool // multi-datagram answers leave as one UDP GSO send
 	started atomic.Bool
 	closing atomic.Bool
 }
@@ -58,6 +60,7 @@ func listenBatch(ap netip.AddrPort, cfg Config) (listener, error) {
 		}
 	}
 	l.addr = ap
+	l.gso.Store(!cfg.DisableGSO && gsoSupported(l.fds[0]))
 	return l, nil
 }
 
@@ -142,6 +145,7 @@ func (l *batchListener) start(s *Server) {
 	l.started.Store(true)
 	for _, fd := range l.fds {
 		w := newBatchWorker(fd, s.cfg.MaxRequest)
+		w.gso = &l.gso
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -165,8 +169,11 @@ type batchWorker struct {
 	scratch []byte // batchSize × ScratchSize
 	rctrl   []byte // batchSize × replyCtrlSz
 	smsgs   [sendCap]mmsghdr
-	siovs   [sendCap]unix.Iovec
-	ns      int
+	sgso    [sendCap]bool // smsgs[i] is a GSO message
+	siovs   [sendIovCap]unix.Iovec
+	ns      int // messages queued
+	niov    int // datagrams queued
+	gso     *atomic.Bool
 	ovfl    uint32 // the kernel's last drop count on this socket
 }
 
@@ -244,6 +251,12 @@ func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back 
 		return
 	}
 	rc := replyControl(w.rctrl[i*replyCtrlSz:i*replyCtrlSz:(i+1)*replyCtrlSz], oob)
+	if w.gso.Load() {
+		if seg := gsoSegment(out); seg > 0 {
+			w.queueGSO(ss, out, i, appendSegment(rc, seg))
+			return
+		}
+	}
 	for _, d := range out {
 		if len(d) > 0 {
 			w.queue(ss, d, i, rc)
@@ -253,13 +266,31 @@ func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back 
 
 // queue adds one reply datagram to the send batch, to message i's source.
 func (w *batchWorker) queue(ss *session, d []byte, i int, rc []byte) {
+	w.addMsg(ss, i, rc, 1, false)
+	w.addIov(d)
+}
+
+// queueGSO adds an answer's datagrams to the send batch as one GSO message
+// (rc ends in its UDP_SEGMENT control message).
+func (w *batchWorker) queueGSO(ss *session, out [][]byte, i int, rc []byte) {
+	w.addMsg(ss, i, rc, len(out), true)
+	for _, d := range out {
+		w.addIov(d)
+	}
+	ss.stats.gsoSends.Add(1)
+}
+
+// addMsg starts a message of n datagrams to message i's source, with
+// control data rc; addIov then adds its datagrams.
+func (w *batchWorker) addMsg(ss *session, i int, rc []byte, n int, gso bool) {
+	if w.ns == sendCap || w.niov+n > sendIovCap {
+		w.flush(ss)
+	}
 	sm := &w.smsgs[w.ns].hdr
 	sm.Name = (*byte)(unsafe.Pointer(&w.names[i]))
 	sm.Namelen = w.msgs[i].hdr.Namelen
-	w.siovs[w.ns].Base = &d[0]
-	w.siovs[w.ns].SetLen(len(d))
-	sm.Iov = &w.siovs[w.ns]
-	sm.SetIovlen(1)
+	sm.Iov = &w.siovs[w.niov]
+	sm.SetIovlen(n)
 	if len(rc) > 0 {
 		sm.Control = &rc[0]
 		sm.SetControllen(len(rc))
@@ -267,20 +298,31 @@ func (w *batchWorker) queue(ss *session, d []byte, i int, rc []byte) {
 		sm.Control = nil
 		sm.SetControllen(0)
 	}
+	w.sgso[w.ns] = gso
 	w.ns++
-	if w.ns == sendCap {
-		w.flush(ss)
-	}
+}
+
+// addIov adds datagram d to the message addMsg started.
+func (w *batchWorker) addIov(d []byte) {
+	w.siovs[w.niov].Base = &d[0]
+	w.siovs[w.niov].SetLen(len(d))
+	w.niov++
 }
 
 // flush sends the queued replies; a datagram the kernel refuses is counted
-// and skipped.
+// and skipped. A GSO message the kernel cannot segment is sent datagram by
+// datagram, and GSO turned off for the address.
 func (w *batchWorker) flush(ss *session) {
 	for off := 0; off < w.ns; {
 		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(w.fd), uintptr(unsafe.Pointer(&w.smsgs[off])),
 			uintptr(w.ns-off), 0, 0, 0)
 		switch {
 		case e == unix.EINTR:
+		case e != 0 && w.sgso[off] && gsoRefused(e):
+			ss.stats.gsoRefused.Add(1)
+			w.gso.Store(false)
+			ss.stats.sendErr.Add(uint64(sendEach(w.fd, &w.smsgs[off].hdr)))
+			off++
 		case e != 0:
 			ss.stats.sendErr.Add(1)
 			off++
@@ -288,7 +330,7 @@ func (w *batchWorker) flush(ss *session) {
 			off += int(r)
 		}
 	}
-	w.ns = 0
+	w.ns, w.niov = 0, 0
 }
 
 // countOverflow reads the kernel's drop counter (SO_RXQ_OVFL) from the last

@@ -43,7 +43,7 @@ type Metrics struct {
 	protocols []string // row names; row 0 is "unknown"
 	workers   []*workerStats
 
-	requests, bytesIn, bytesOut, errors *prometheus.Desc
+	requests, bytesIn, bytesOut, errors, gso *prometheus.Desc
 }
 
 // workerStats are one receive loop's counters.
@@ -54,7 +54,10 @@ type workerStats struct {
 	sendErr  atomic.Uint64
 	trunc    atomic.Uint64
 	overflow atomic.Uint64 // datagrams the kernel dropped (SO_RXQ_OVFL)
-	_        [64]byte
+	// gsoSends counts multi-datagram answers sent as one UDP GSO send;
+	// gsoRefused the GSO sends the kernel refused (then sent one by one).
+	gsoSends, gsoRefused atomic.Uint64
+	_                    [64]byte
 }
 
 // NewMetrics registers the responder's metrics with reg.
@@ -67,7 +70,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		bytesOut: prometheus.NewDesc("queryd_sent_bytes_total",
 			"UDP payload bytes sent, by protocol.", []string{"protocol"}, nil),
 		errors: prometheus.NewDesc("queryd_socket_errors_total",
-			"Socket errors and drops, by op: receive, send, truncated (datagram larger than the buffer), overflow (dropped by the kernel: receive buffer full).", []string{"op"}, nil),
+			"Socket errors and drops, by op: receive, send, truncated (datagram larger than the buffer), overflow (dropped by the kernel: receive buffer full), gso_refused (a GSO send the kernel refused; its datagrams were then sent one by one and GSO turned off for that address).", []string{"op"}, nil),
+		gso: prometheus.NewDesc("queryd_gso_sends_total",
+			"Answers of several datagrams to one client sent as one UDP GSO send (batch socket layer).", nil, nil),
 	}
 	m.row("unknown")
 	if reg != nil {
@@ -110,6 +115,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.bytesIn
 	ch <- m.bytesOut
 	ch <- m.errors
+	ch <- m.gso
 }
 
 // Collect implements prometheus.Collector: it sums every loop's counters.
@@ -140,15 +146,19 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.bytesIn, prometheus.CounterValue, float64(in), p)
 		ch <- prometheus.MustNewConstMetric(m.bytesOut, prometheus.CounterValue, float64(out), p)
 	}
-	var recv, send, trunc, ovfl uint64
+	var recv, send, trunc, ovfl, gso, gsoRefused uint64
 	for _, w := range workers {
 		recv += w.recvErr.Load()
 		send += w.sendErr.Load()
 		trunc += w.trunc.Load()
 		ovfl += w.overflow.Load()
+		gso += w.gsoSends.Load()
+		gsoRefused += w.gsoRefused.Load()
 	}
 	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(recv), "receive")
 	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(send), "send")
 	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(trunc), "truncated")
 	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(ovfl), "overflow")
+	ch <- prometheus.MustNewConstMetric(m.errors, prometheus.CounterValue, float64(gsoRefused), "gso_refused")
+	ch <- prometheus.MustNewConstMetric(m.gso, prometheus.CounterValue, float64(gso))
 }

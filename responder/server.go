@@ -31,7 +31,10 @@ type Config struct {
 	Socket     string   // SocketBatch (default on Linux) or SocketPortable
 	Workers    int      // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int      // SO_RCVBUF in bytes; 0 keeps the system default
-	MaxRequest int      // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
+	// DisableGSO keeps the batch layer from sending a multi-datagram answer
+	// as one UDP GSO send (UDP_SEGMENT; used when the kernel has it).
+	DisableGSO bool
+	MaxRequest int // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
 	Limits     Limits
 	// Silent, when set, is asked once per batch; while it returns true (the
 	// feed is stale) nothing is answered.

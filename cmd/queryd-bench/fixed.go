@@ -99,6 +99,7 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 	var f serverFlags
 	f.register(fs, 0, "sockets (batch) or goroutines (portable); 0: one per CPU")
 	socket := fs.String("socket", "", "socket layer: batch or portable (default: responder's default)")
+	gso := fs.Bool("gso", true, "send a multi-datagram answer as one UDP GSO send (batch layer, when the kernel has it), as queryd does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,6 +113,7 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 		Socket:     *socket,
 		Workers:    f.workers,
 		RecvBuffer: f.rcvbuf,
+		DisableGSO: !*gso,
 		Bare:       true,
 		Logger:     slog.New(slog.NewTextHandler(stderr, nil)),
 	}, newFixedHandler(f.size, f.parts))

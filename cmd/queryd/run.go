@@ -194,6 +194,7 @@ func (d *daemon) startUDP() error {
 		Socket:     d.cfg.Listen.Socket,
 		Workers:    d.cfg.Listen.Workers,
 		RecvBuffer: int(d.cfg.Listen.RecvBuffer),
+		DisableGSO: !d.cfg.Listen.GSO,
 		Limits:     limitsOf(d.cfg),
 		Silent:     d.feed.Stale,
 		Clock:      d.clock,
