@@ -169,7 +169,8 @@ type batchWorker struct {
 	scratch []byte // batchSize × ScratchSize
 	rctrl   []byte // batchSize × replyCtrlSz
 	smsgs   [sendCap]mmsghdr
-	sgso    [sendCap]bool // smsgs[i] is a GSO message
+	sgso    [sendCap]bool              // smsgs[i] is a GSO message
+	sctrl   [sendCap][replyCtrlSz]byte // a GSO message's control data
 	siovs   [sendIovCap]unix.Iovec
 	ns      int // messages queued
 	niov    int // datagrams queued
@@ -251,40 +252,48 @@ func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back 
 		return
 	}
 	rc := replyControl(w.rctrl[i*replyCtrlSz:i*replyCtrlSz:(i+1)*replyCtrlSz], oob)
-	if w.gso.Load() {
-		if seg := gsoSegment(out); seg > 0 {
-			w.queueGSO(ss, out, i, appendSegment(rc, seg))
-			return
+	gso := w.gso.Load()
+	for len(out) > 0 {
+		if gso {
+			if n, seg := gsoRun(out); n > 0 {
+				w.queueGSO(ss, out[:n], i, rc, seg)
+				out = out[n:]
+				continue
+			}
 		}
-	}
-	for _, d := range out {
-		if len(d) > 0 {
-			w.queue(ss, d, i, rc)
+		if len(out[0]) > 0 {
+			w.queue(ss, out[0], i, rc)
 		}
+		out = out[1:]
 	}
 }
 
 // queue adds one reply datagram to the send batch, to message i's source.
 func (w *batchWorker) queue(ss *session, d []byte, i int, rc []byte) {
-	w.addMsg(ss, i, rc, 1, false)
+	w.addMsg(ss, i, rc, 1, 0)
 	w.addIov(d)
 }
 
-// queueGSO adds an answer's datagrams to the send batch as one GSO message
-// (rc ends in its UDP_SEGMENT control message).
-func (w *batchWorker) queueGSO(ss *session, out [][]byte, i int, rc []byte) {
-	w.addMsg(ss, i, rc, len(out), true)
-	for _, d := range out {
+// queueGSO adds datagrams of an answer to the send batch as one GSO message
+// of seg-byte segments.
+func (w *batchWorker) queueGSO(ss *session, ds [][]byte, i int, rc []byte, seg int) {
+	w.addMsg(ss, i, rc, len(ds), seg)
+	for _, d := range ds {
 		w.addIov(d)
 	}
 	ss.stats.gsoSends.Add(1)
 }
 
 // addMsg starts a message of n datagrams to message i's source, with
-// control data rc; addIov then adds its datagrams.
-func (w *batchWorker) addMsg(ss *session, i int, rc []byte, n int, gso bool) {
+// control data rc, plus a UDP_SEGMENT control message when seg > 0 (in the
+// message's own control buffer: one answer may make several GSO messages);
+// addIov then adds its datagrams.
+func (w *batchWorker) addMsg(ss *session, i int, rc []byte, n, seg int) {
 	if w.ns == sendCap || w.niov+n > sendIovCap {
 		w.flush(ss)
+	}
+	if seg > 0 {
+		rc = appendSegment(append(w.sctrl[w.ns][:0], rc...), seg)
 	}
 	sm := &w.smsgs[w.ns].hdr
 	sm.Name = (*byte)(unsafe.Pointer(&w.names[i]))
@@ -298,7 +307,7 @@ func (w *batchWorker) addMsg(ss *session, i int, rc []byte, n int, gso bool) {
 		sm.Control = nil
 		sm.SetControllen(0)
 	}
-	w.sgso[w.ns] = gso
+	w.sgso[w.ns] = seg > 0
 	w.ns++
 }
 

@@ -25,25 +25,31 @@ func gsoSupported(fd int) bool {
 	return err == nil
 }
 
-// gsoSegment returns the segment size with which out (an answer's
-// datagrams, in order) can leave as one GSO send, or 0: it needs at least
-// two datagrams, every one but the last of the same size and the last no
-// larger, within the count and size limits.
-func gsoSegment(out [][]byte) int {
-	if len(out) < 2 || len(out) > maxGSOSegs {
-		return 0
+// gsoRun returns how many of out's first datagrams (an answer's, in order)
+// can leave as one GSO send, and their segment size: at least two, at most
+// maxGSOSegs datagrams and maxGSOBytes bytes, every one but the last of the
+// first one's size and the last no larger. n is 0 when not even two can.
+func gsoRun(out [][]byte) (n, seg int) {
+	if len(out) < 2 {
+		return 0, 0
 	}
-	seg, total := len(out[0]), 0
-	for j, d := range out {
-		if len(d) == 0 || len(d) > seg || (j < len(out)-1 && len(d) != seg) {
-			return 0
+	seg = len(out[0])
+	total := 0
+	for n < len(out) && n < maxGSOSegs {
+		d := out[n]
+		if len(d) == 0 || len(d) > seg || total+len(d) > maxGSOBytes {
+			break
 		}
 		total += len(d)
+		n++
+		if len(d) < seg {
+			break // a shorter datagram ends the run
+		}
 	}
-	if total > maxGSOBytes || seg > 0xFFFF {
-		return 0
+	if n < 2 {
+		return 0, 0
 	}
-	return seg
+	return n, seg
 }
 
 // appendSegment appends the UDP_SEGMENT control message for seg-byte segments.

@@ -4,7 +4,6 @@ package responder
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -57,6 +56,7 @@ func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Server, *net.UD
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	c.SetReadBuffer(4 << 20) // room for the longest answer at once
 	return s, c
 }
 
@@ -95,34 +95,36 @@ func gsoCounts(s *Server) (sends, refused uint64) {
 }
 
 // TestGSOAnswerArrivesAsItsDatagrams: an answer of several datagrams reaches
-// the client as exactly those datagrams, in order, whether it could leave as
-// one GSO send (equal sizes, a last one no larger) or not.
+// the client as exactly those datagrams, in order, whether its datagrams
+// could leave in GSO sends (runs of equal sizes, each run's last no larger)
+// or not.
 func TestGSOAnswerArrivesAsItsDatagrams(t *testing.T) {
-	many := make([]int, maxGSOSegs)
-	tooMany := make([]int, maxGSOSegs+1)
-	for i := range many {
-		many[i] = 900
-	}
-	for i := range tooMany {
-		tooMany[i] = 900
+	same := func(n, size int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = size
+		}
+		return out
 	}
 	cases := []struct {
+		name  string
 		sizes []int
-		gso   bool
+		gso   uint64 // GSO sends per answer
 	}{
-		{[]int{1000, 1000, 500}, true},
-		{[]int{1200, 1200}, true},
-		{[]int{939, 939, 939, 939}, true},
-		{[]int{1400, 1}, true},
-		{many, true},
-		{[]int{100}, false},            // one datagram: nothing to segment
-		{[]int{500, 1000}, false},      // the last larger
-		{[]int{1000, 900, 900}, false}, // unequal before the last
-		{tooMany, false},               // more segments than one send takes
-		{[]int{40000, 40000}, false},   // more than one packet's payload
+		{"split A2S", []int{1248, 1248, 500}, 1},
+		{"two equal", []int{1200, 1200}, 1},
+		{"SAGL parts", []int{1200, 1200, 1200, 156}, 1},
+		{"tiny last", []int{1400, 1}, 1},
+		{"most segments", same(maxGSOSegs, 900), 1},
+		{"one datagram", []int{100}, 0},
+		{"last larger", []int{500, 1000}, 0},
+		{"short second", []int{1000, 900, 900}, 1},                      // [1000 900] then 900 alone
+		{"two runs, two sizes", []int{1000, 500, 800, 800}, 2},          // each GSO message its own segment size
+		{"more than one send's segments", same(2*maxGSOSegs+2, 100), 3}, // 64, 64, 2
+		{"more than one packet", []int{40000, 40000}, 0},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%d×%d..%d", len(tc.sizes), tc.sizes[0], tc.sizes[len(tc.sizes)-1]), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			parts := makeParts(tc.sizes...)
 			s, c := startParts(t, parts, false)
 			if !s.listeners[0].(*batchListener).gso.Load() {
@@ -131,12 +133,8 @@ func TestGSOAnswerArrivesAsItsDatagrams(t *testing.T) {
 			askParts(t, c, parts)
 			askParts(t, c, parts)
 			sends, refused := gsoCounts(s)
-			want := uint64(0)
-			if tc.gso {
-				want = 2
-			}
-			if sends != want || refused != 0 {
-				t.Fatalf("GSO sends %d, refused %d; want %d, 0", sends, refused, want)
+			if sends != 2*tc.gso || refused != 0 {
+				t.Fatalf("GSO sends %d, refused %d; want %d, 0", sends, refused, 2*tc.gso)
 			}
 		})
 	}
@@ -181,25 +179,35 @@ func TestGSORefusedFallsBack(t *testing.T) {
 	}
 }
 
-func TestGSOSegment(t *testing.T) {
+func TestGSORun(t *testing.T) {
 	cases := []struct {
-		sizes []int
-		want  int
+		sizes  []int
+		n, seg int
 	}{
-		{nil, 0},
-		{[]int{10}, 0},
-		{[]int{10, 10}, 10},
-		{[]int{10, 3}, 10},
-		{[]int{10, 11}, 0},
-		{[]int{10, 0}, 0},
-		{[]int{10, 9, 9}, 0},
-		{[]int{1200, 1200, 1200, 1}, 1200},
-		{[]int{32500, 32500}, 32500},
-		{[]int{32501, 32500}, 0},
+		{nil, 0, 0},
+		{[]int{10}, 0, 0},
+		{[]int{10, 10}, 2, 10},
+		{[]int{10, 3}, 2, 10},
+		{[]int{10, 3, 3}, 2, 10},
+		{[]int{10, 11}, 0, 0},
+		{[]int{10, 0}, 0, 0},
+		{[]int{0, 0}, 0, 0},
+		{[]int{10, 10, 9, 9}, 3, 10},
+		{[]int{1200, 1200, 1200, 1}, 4, 1200},
+		{[]int{32500, 32500}, 2, 32500},
+		{[]int{32500, 32500, 32500}, 2, 32500},
+		{[]int{32501, 32500}, 0, 0},
 	}
 	for _, tc := range cases {
-		if got := gsoSegment(makeParts(tc.sizes...)); got != tc.want {
-			t.Errorf("gsoSegment(%v) = %d, want %d", tc.sizes, got, tc.want)
+		if n, seg := gsoRun(makeParts(tc.sizes...)); n != tc.n || seg != tc.seg {
+			t.Errorf("gsoRun(%v) = %d, %d; want %d, %d", tc.sizes, n, seg, tc.n, tc.seg)
 		}
+	}
+	long := make([]int, maxGSOSegs+5)
+	for i := range long {
+		long[i] = 100
+	}
+	if n, _ := gsoRun(makeParts(long...)); n != maxGSOSegs {
+		t.Errorf("gsoRun of %d equal datagrams = %d, want %d", len(long), n, maxGSOSegs)
 	}
 }
