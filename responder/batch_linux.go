@@ -328,9 +328,15 @@ func (w *batchWorker) flush(ss *session) {
 		switch {
 		case e == unix.EINTR:
 		case e != 0 && w.sgso[off] && gsoRefused(e):
-			ss.stats.gsoRefused.Add(1)
-			w.gso.Store(false)
-			ss.stats.sendErr.Add(uint64(sendEach(w.fd, &w.smsgs[off].hdr)))
+			// Sent one by one; when that works, GSO was what the kernel
+			// refused (not, say, a destination port 0), so stop using it.
+			h := &w.smsgs[off].hdr
+			failed := sendEach(w.fd, h)
+			if failed < int(h.Iovlen) {
+				ss.stats.gsoRefused.Add(1)
+				w.gso.Store(false)
+			}
+			ss.stats.sendErr.Add(uint64(failed))
 			off++
 		case e != 0:
 			ss.stats.sendErr.Add(1)

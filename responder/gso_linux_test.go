@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -209,5 +210,32 @@ func TestGSORun(t *testing.T) {
 	}
 	if n, _ := gsoRun(makeParts(long...)); n != maxGSOSegs {
 		t.Errorf("gsoRun of %d equal datagrams = %d, want %d", len(long), n, maxGSOSegs)
+	}
+}
+
+// TestGSOSendErrorIsNotARefusal: a GSO send that fails for a reason of its
+// own destination (port 0, which the kernel refuses with EINVAL like an
+// unsegmentable send) fails datagram by datagram too: it counts as send
+// errors and leaves GSO on, so a spoofed source cannot turn GSO off.
+func TestGSOSendErrorIsNotARefusal(t *testing.T) {
+	parts := makeParts(1000, 1000, 500)
+	s, _ := startParts(t, parts, false)
+	l := s.listeners[0].(*batchListener)
+	if !l.gso.Load() {
+		t.Skip("this kernel has no UDP_SEGMENT")
+	}
+	w := newBatchWorker(l.fds[0], 2048)
+	w.gso = &l.gso
+	sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&w.names[0]))
+	sa.Family = unix.AF_INET
+	sa.Addr = [4]byte{127, 0, 0, 1} // port 0
+	w.msgs[0].hdr.Namelen = unix.SizeofSockaddrInet4
+	ss := s.newSession()
+	n, seg := gsoRun(parts)
+	w.queueGSO(ss, parts[:n], 0, nil, seg)
+	w.flush(ss)
+	if !l.gso.Load() || ss.stats.gsoRefused.Load() != 0 || ss.stats.sendErr.Load() != 3 {
+		t.Fatalf("gso on %v, refused %d, send errors %d; want true, 0, 3",
+			l.gso.Load(), ss.stats.gsoRefused.Load(), ss.stats.sendErr.Load())
 	}
 }
