@@ -69,7 +69,8 @@ type limiter struct {
 	perIP [shards]*lru.Cache[ipKey, *ipBudget]
 	// unproven is the global unproven budget split evenly among the receive
 	// loops, so that loops on different cores never wait for one lock.
-	unproven []*rate.Limiter
+	unproven      []*rate.Limiter
+	unprovenBurst int // each share's burst (asking the Limiter takes its lock)
 }
 
 // newLimiter makes the budgets for loops receive loops.
@@ -78,9 +79,9 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 		return nil, err
 	}
 	loops = max(loops, 1)
-	lim := &limiter{lim: l}
+	lim := &limiter{lim: l, unprovenBurst: max(l.UnprovenBurst/loops, 1500)}
 	for i := 0; i < loops; i++ {
-		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), max(l.UnprovenBurst/loops, 1500)))
+		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), lim.unprovenBurst))
 	}
 	for i := range lim.perIP {
 		c, err := lru.New[ipKey, *ipBudget](max(l.TrackedIPs/shards, 1))
@@ -97,13 +98,12 @@ func (k ipKey) shard() int {
 	return int((h * 0x9E3779B97F4A7C15) >> 60)
 }
 
-// allow reports whether n reply bytes may go to ip now, and takes them from
+// allow reports whether n reply bytes may go to source k now, and takes them from
 // the budgets if so: the per-IP budget always, receive loop loop's share of
 // the global unproven budget unless exempt (a proven source, or a reply no
 // larger than its request).
 // A reply larger than a burst takes the whole burst.
-func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time, loop int) bool {
-	k := keyOf(ip)
+func (l *limiter) allow(k ipKey, n int, exempt bool, now time.Time, loop int) bool {
 	c := l.perIP[k.shard()]
 	b, ok := c.Get(k)
 	if !ok {
@@ -116,8 +116,7 @@ func (l *limiter) allow(ip netip.Addr, n int, exempt bool, now time.Time, loop i
 	if exempt {
 		return true
 	}
-	u := l.unproven[loop%len(l.unproven)]
-	return u.AllowN(now, min(n, u.Burst()))
+	return l.unproven[loop%len(l.unproven)].AllowN(now, min(n, l.unprovenBurst))
 }
 
 // ipBudget is one source's byte budget. Receive loops on several cores share

@@ -1,7 +1,6 @@
 package responder
 
 import (
-	"net/netip"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -20,11 +19,12 @@ type PacketLimited interface {
 const defaultTrackedSources = 65536
 
 // packetLimiter is one handler's per-source request rate: a token bucket per
-// source, kept for the most recent sources in an LRU cache.
+// source, kept for the most recent sources in an LRU cache split in shards
+// like the byte budgets' (receive loops rarely wait for one lock).
 type packetLimiter struct {
 	rate    rate.Limit
 	burst   int
-	sources *lru.Cache[ipKey, *rate.Limiter]
+	sources [shards]*lru.Cache[ipKey, *rate.Limiter]
 }
 
 // packetLimiters returns, per handler, its packet limiter or nil.
@@ -49,24 +49,28 @@ func newPacketLimiter(h Handler, tracked int) *packetLimiter {
 	if tracked < 16 {
 		tracked = defaultTrackedSources
 	}
-	c, err := lru.New[ipKey, *rate.Limiter](tracked)
-	if err != nil { // only for a size below 1
-		return nil
+	p := &packetLimiter{rate: rate.Limit(r), burst: max(burst, 1)}
+	for i := range p.sources {
+		c, err := lru.New[ipKey, *rate.Limiter](max(tracked/shards, 1))
+		if err != nil { // only for a size below 1
+			return nil
+		}
+		p.sources[i] = c
 	}
-	return &packetLimiter{rate: rate.Limit(r), burst: max(burst, 1), sources: c}
+	return p
 }
 
-// allow reports whether one more request from ip may be served now. A nil
-// limiter allows everything.
-func (p *packetLimiter) allow(ip netip.Addr, now time.Time) bool {
+// allow reports whether one more request from source k may be served now.
+// A nil limiter allows everything.
+func (p *packetLimiter) allow(k ipKey, now time.Time) bool {
 	if p == nil {
 		return true
 	}
-	k := keyOf(ip)
-	l, ok := p.sources.Get(k)
+	c := p.sources[k.shard()]
+	l, ok := c.Get(k)
 	if !ok {
 		l = rate.NewLimiter(p.rate, p.burst)
-		p.sources.Add(k, l)
+		c.Add(k, l)
 	}
 	return l.AllowN(now, 1)
 }

@@ -33,28 +33,28 @@ func TestPacketLimiter(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	a := netip.MustParseAddr("127.0.0.1")
 	for i := 0; i < 10; i++ {
-		if !p.allow(a, now) {
+		if !p.allow(keyOf(a), now) {
 			t.Fatalf("request %d of the burst refused", i+1)
 		}
 	}
-	if p.allow(a, now) {
+	if p.allow(keyOf(a), now) {
 		t.Fatal("the 11th request at once was allowed (ioquake3: burst 10)")
 	}
-	if !p.allow(netip.MustParseAddr("127.0.0.2"), now) {
+	if !p.allow(keyOf(netip.MustParseAddr("127.0.0.2")), now) {
 		t.Error("another source was refused")
 	}
-	if !p.allow(a, now.Add(time.Second)) || p.allow(a, now.Add(time.Second)) {
+	if !p.allow(keyOf(a), now.Add(time.Second)) || p.allow(keyOf(a), now.Add(time.Second)) {
 		t.Error("want exactly one more request after a second")
 	}
 	v6a, v6b := netip.MustParseAddr("::1"), netip.MustParseAddr("::2") // the same /64
 	for i := 0; i < 10; i++ {
-		p.allow(v6a, now)
+		p.allow(keyOf(v6a), now)
 	}
-	if p.allow(v6b, now) {
+	if p.allow(keyOf(v6b), now) {
 		t.Error("a second address of the same IPv6 /64 got its own burst")
 	}
 	var none *packetLimiter
-	if !none.allow(a, now) {
+	if !none.allow(keyOf(a), now) {
 		t.Error("a nil limiter refused")
 	}
 }
@@ -67,7 +67,7 @@ func BenchmarkPacketLimiter(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		now = now.Add(time.Millisecond) // 1e6 new tokens each time: never refused
-		if !p.allow(ip, now) {
+		if !p.allow(keyOf(ip), now) {
 			b.Fatal("refused")
 		}
 	}

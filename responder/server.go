@@ -324,7 +324,8 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 		ss.count(row, outUnknown, len(req), 0)
 		return nil
 	}
-	if !b.rt.pkt[idx].allow(src.Addr(), b.now) {
+	key := keyOf(src.Addr())
+	if !b.rt.pkt[idx].allow(key, b.now) {
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
@@ -337,7 +338,7 @@ func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src ne
 	// that has not proven its address draw on the global unproven budget;
 	// challenges never do, so a spoofed flood cannot starve real clients of them.
 	amplifies := !outcome.Proven() && size > len(req)
-	if size > 0 && !b.lim.allow(src.Addr(), size, !amplifies, b.now, ss.id) {
+	if size > 0 && !b.lim.allow(key, size, !amplifies, b.now, ss.id) {
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
