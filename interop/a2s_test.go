@@ -28,6 +28,7 @@ func TestA2SClients(t *testing.T) {
 	t.Run("gamedig_valve", func(t *testing.T) { checkGamedigValve(t, d.UDPAddr, st) })
 	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) { checkRumblefrog(t, d.UDPAddr, st) })
 	t.Run("go_woozymasta_a2s", func(t *testing.T) { checkWoozymasta(t, d.UDPAddr, st) })
+	t.Run("splits_sent_with_gso", func(t *testing.T) { checkSplitsSentWithGSO(t, d) })
 }
 
 // checkRulesSplit asks A2S_RULES by hand and checks that the reply really

@@ -1,0 +1,80 @@
+package interop
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// udpSegment is UDP_SEGMENT (linux/udp.h): UDP generic segmentation offload.
+const udpSegment = 103
+
+// kernelHasUDPSegment reports whether this kernel knows UDP_SEGMENT, so that
+// queryd's batch layer sends multi-datagram answers as GSO sends.
+func kernelHasUDPSegment(t *testing.T) bool {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		_, serr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_UDP, udpSegment)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return serr == nil
+}
+
+// Metric reads one sample (name with its labels, as /metrics prints it)
+// from the daemon's /metrics.
+func (d *Daemon) Metric(t *testing.T, sample string) float64 {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://" + d.AdminAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", sample, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("/metrics has no %s", sample)
+	return 0
+}
+
+// checkSplitsSentWithGSO: the split replies the real clients have just
+// reassembled left queryd as UDP GSO sends (on a kernel that has them), and
+// the kernel refused none.
+func checkSplitsSentWithGSO(t *testing.T, d *Daemon) {
+	if !kernelHasUDPSegment(t) {
+		t.Skip("no UDP_SEGMENT on this system: queryd sends split replies datagram by datagram")
+	}
+	sends := d.Metric(t, "queryd_gso_sends_total")
+	refused := d.Metric(t, `queryd_socket_errors_total{op="gso_refused"}`)
+	t.Logf("GSO sends %v, refused %v", sends, refused)
+	if sends < 1 || refused != 0 {
+		t.Fatalf("GSO sends %v, refused %v: want the split replies sent as GSO sends, none refused", sends, refused)
+	}
+}
