@@ -39,10 +39,16 @@ func makeParts(sizes ...int) [][]byte {
 	return out
 }
 
-// startParts runs a one-socket batch server answering with parts.
+// startParts runs a one-socket batch server on 127.0.0.1 answering with parts.
 func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Server, *net.UDPConn) {
 	t.Helper()
-	s, err := New(Config{Listen: []string{"127.0.0.1:0"}, Socket: SocketBatch, Workers: 1, Bare: true,
+	return startPartsOn(t, "127.0.0.1:0", parts, disableGSO)
+}
+
+// startPartsOn runs a one-socket batch server on addr answering with parts.
+func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Server, *net.UDPConn) {
+	t.Helper()
+	s, err := New(Config{Listen: []string{addr}, Socket: SocketBatch, Workers: 1, Bare: true,
 		DisableGSO: disableGSO, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &partsHandler{parts: parts})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +58,7 @@ func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Server, *net.UD
 	}
 	s.Start()
 	t.Cleanup(func() { s.Close() })
-	c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(s.Addrs()[0]))
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(s.Addrs()[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +144,25 @@ func TestGSOAnswerArrivesAsItsDatagrams(t *testing.T) {
 				t.Fatalf("GSO sends %d, refused %d; want %d, 0", sends, refused, 2*tc.gso)
 			}
 		})
+	}
+}
+
+// TestGSOIPv6: the same over IPv6, where the reply's control data holds
+// the IPV6_PKTINFO and the UDP_SEGMENT messages together.
+func TestGSOIPv6(t *testing.T) {
+	if c, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	} else {
+		c.Close()
+	}
+	parts := makeParts(1200, 1200, 1200, 156)
+	s, c := startPartsOn(t, "[::1]:0", parts, false)
+	if !s.listeners[0].(*batchListener).gso.Load() {
+		t.Skip("this kernel has no UDP_SEGMENT")
+	}
+	askParts(t, c, parts)
+	if sends, refused := gsoCounts(s); sends != 1 || refused != 0 {
+		t.Fatalf("GSO sends %d, refused %d; want 1, 0", sends, refused)
 	}
 }
 
