@@ -264,3 +264,17 @@ func TestGSOSendErrorIsNotARefusal(t *testing.T) {
 			l.gso.Load(), ss.stats.gsoRefused.Load(), ss.stats.sendErr.Load())
 	}
 }
+
+// TestReplyControlNoAlloc: the control data of a GSO reply (IPV6_PKTINFO,
+// the largest, and UDP_SEGMENT) is built within its 64-byte slot.
+func TestReplyControlNoAlloc(t *testing.T) {
+	oob := controlFrom(nil, netip.MustParseAddr("2001:db8::1")) // the same layout as a received IPV6_PKTINFO
+	slot := make([]byte, 0, replyCtrlSz)
+	var rc []byte
+	allocs := testing.AllocsPerRun(100, func() {
+		rc = appendSegment(replyControl(slot[:0], oob), 1200)
+	})
+	if allocs != 0 || len(rc) != replyCtrlSz || &rc[0] != &slot[:1][0] {
+		t.Fatalf("%v allocations, %d bytes (want 0 and %d, in the slot)", allocs, len(rc), replyCtrlSz)
+	}
+}

@@ -91,10 +91,7 @@ func replyControl(b, oob []byte) []byte {
 // appendCmsg appends a zeroed control message of dataLen bytes with its header set.
 func appendCmsg(b []byte, level, typ int32, dataLen int) []byte {
 	start := len(b)
-	space := unix.CmsgSpace(dataLen)
-	for i := 0; i < space; i++ {
-		b = append(b, 0)
-	}
+	b = append(b, make([]byte, unix.CmsgSpace(dataLen))...) // zeroed, no allocation within b's capacity
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[start]))
 	h.Level, h.Type = level, typ
 	h.SetLen(unix.CmsgLen(dataLen))
