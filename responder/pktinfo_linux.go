@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -91,7 +92,9 @@ func replyControl(b, oob []byte) []byte {
 // appendCmsg appends a zeroed control message of dataLen bytes with its header set.
 func appendCmsg(b []byte, level, typ int32, dataLen int) []byte {
 	start := len(b)
-	b = append(b, make([]byte, unix.CmsgSpace(dataLen))...) // zeroed, no allocation within b's capacity
+	space := unix.CmsgSpace(dataLen)
+	b = slices.Grow(b, space)[:start+space] // no allocation within b's capacity
+	clear(b[start:])
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[start]))
 	h.Level, h.Type = level, typ
 	h.SetLen(unix.CmsgLen(dataLen))
