@@ -64,6 +64,14 @@ func (is *Issuer) Valid(ip netip.Addr, tok uint32) bool {
 	return tok == is.token(ip, e) || tok == is.token(ip, e-1)
 }
 
+// ValidAs reports whether tok is ip's current or previous token in a
+// protocol's wire form, wire being the mapping into it. The previous token
+// is computed only when the current one does not match.
+func (is *Issuer) ValidAs(ip netip.Addr, tok uint32, wire func(uint32) uint32) bool {
+	e := is.epoch(is.now())
+	return tok == wire(is.token(ip, e)) || tok == wire(is.token(ip, e-1))
+}
+
 func (is *Issuer) epoch(t time.Time) uint64 {
 	return uint64(t.UnixNano() / int64(Epoch))
 }

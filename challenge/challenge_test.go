@@ -56,6 +56,36 @@ func TestTokensBoundToIPAndEpoch(t *testing.T) {
 	}
 }
 
+// TestValidAs: a token in a protocol's wire form is valid for its IP in its
+// epoch and the next, like Valid, and the previous epoch's token is only
+// computed when the current one does not match.
+func TestValidAs(t *testing.T) {
+	c := &clock{t: time.Unix(1_700_000_010, 0)}
+	is := NewWithKey(key, c.now)
+	a, b := netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")
+	calls := 0
+	wire := func(tok uint32) uint32 { calls++; return tok%1000 + 100000 }
+	w := wire(is.Token(a))
+	calls = 0
+	if !is.ValidAs(a, w, wire) || calls != 1 {
+		t.Fatalf("current token: valid %v after %d mappings, want true after 1", is.ValidAs(a, w, wire), calls)
+	}
+	if is.ValidAs(b, w, wire) && wire(is.Token(b)) != w {
+		t.Fatal("a wire token must be valid for its IP only")
+	}
+	if is.ValidAs(a, is.Token(a), wire) {
+		t.Fatal("the unmapped token must not pass as the wire form")
+	}
+	c.t = c.t.Add(Epoch)
+	if !is.ValidAs(a, w, wire) {
+		t.Fatal("the previous epoch's wire token must stay valid")
+	}
+	c.t = c.t.Add(Epoch)
+	if is.ValidAs(a, w, wire) && wire(is.Token(a)) != w {
+		t.Fatal("a wire token two epochs old must be invalid")
+	}
+}
+
 func TestKeysDiffer(t *testing.T) {
 	a, _ := New(nil)
 	b, _ := New(nil)

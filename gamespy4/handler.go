@@ -124,6 +124,5 @@ func (h *Handler) handshake(session [4]byte, ip netip.Addr, scratch []byte) []by
 
 // Valid reports whether tok is ip's current or previous wire token.
 func (h *Handler) Valid(ip netip.Addr, tok uint32) bool {
-	cur, prev := h.issuer.Tokens(ip)
-	return tok == WireToken(cur) || tok == WireToken(prev)
+	return h.issuer.ValidAs(ip, tok, WireToken)
 }
