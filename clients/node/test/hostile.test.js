@@ -93,7 +93,7 @@ test("a forged answer from another address is ignored", async () => {
   }
 });
 
-test("a storm of forged challenges from another address makes the client send nothing", async () => {
+test("a storm of forged challenges from another address makes the client send nothing", async (t) => {
   const forger = await server("127.0.0.2", () => {});
   let forgedSent = 0;
   const stats = { requests: 0, tokenless: 0 };
@@ -110,6 +110,7 @@ test("a storm of forged challenges from another address makes the client send no
   });
   try {
     const { info } = await queryServer("127.0.0.1", real.port, { timeout: 3000 });
+    t.diagnostic(`${stats.requests} requests for ${forgedSent} forged challenges`);
     // The first request, retries while the storm is sent (every 250 ms), the one with the token.
     assert.ok(stats.requests <= 2 + Math.ceil(1000 / 250), `${stats.requests} requests for ${forgedSent} forged challenges`);
     assert.equal(info.name, "real");
@@ -120,7 +121,7 @@ test("a storm of forged challenges from another address makes the client send no
   }
 });
 
-test("a server answering only with new challenges: SAGL_ONLY_CHALLENGES after 3 rounds", async () => {
+test("a server answering only with new challenges: SAGL_ONLY_CHALLENGES after 3 rounds", async (t) => {
   let requests = 0;
   const s = await server("127.0.0.1", (m, rinfo, send) => {
     if (request(m) && ++requests <= 100000) send(challenge(0x10000 + requests));
@@ -128,6 +129,7 @@ test("a server answering only with new challenges: SAGL_ONLY_CHALLENGES after 3 
   try {
     const start = performance.now();
     const err = await rejectsWith(queryServer("127.0.0.1", s.port, { timeout: 1500 }), "SAGL_ONLY_CHALLENGES");
+    t.diagnostic(`${requests} requests, ${(performance.now() - start).toFixed(0)} ms`);
     assert.match(err.message, /answers only with challenges/);
     assert.equal(requests, limits.challengeRounds, "requests sent");
     assert.ok(performance.now() - start < 1500, "ends before the timeout");
@@ -136,7 +138,7 @@ test("a server answering only with new challenges: SAGL_ONLY_CHALLENGES after 3 
   }
 });
 
-test("a server repeating one challenge 20 times per request: no storm, SAGL_ONLY_CHALLENGES at the timeout", async () => {
+test("a server repeating one challenge 20 times per request: no storm, SAGL_ONLY_CHALLENGES at the timeout", async (t) => {
   let requests = 0;
   const s = await server("127.0.0.1", (m, rinfo, send) => {
     if (!request(m) || ++requests > 2000) return;
@@ -146,6 +148,7 @@ test("a server repeating one challenge 20 times per request: no storm, SAGL_ONLY
     const start = performance.now();
     await rejectsWith(queryServer("127.0.0.1", s.port, { timeout: 1000 }), "SAGL_ONLY_CHALLENGES");
     const ms = performance.now() - start;
+    t.diagnostic(`${requests} requests, ${ms.toFixed(0)} ms`);
     assert.ok(ms >= 1000 && ms < 1500, `${ms} ms`);
     // The first request, one with the token, one retry every 250 ms.
     assert.ok(requests <= 2 + 1000 / 250, `${requests} requests`);
