@@ -24,7 +24,43 @@ export interface QueryResult {
   values?: Record<string, string | number | boolean | null>;
 }
 
-/** Asks a SAGL server over UDP; rejects if it does not answer. */
+/** Why a query failed (SaglError.code). */
+export type SaglErrorCode =
+  /** No complete answer within the timeout (or its parsing ended after it). */
+  | "SAGL_TIMEOUT"
+  /** The server answers only with challenges (a 3rd new token, or nothing else until the timeout). */
+  | "SAGL_ONLY_CHALLENGES"
+  /** The JSON is invalid, not an object, or over a cap; or a claimed JSON or logo size is over its cap. */
+  | "SAGL_BAD_ANSWER"
+  /** The logo does not match its SHA-256. */
+  | "SAGL_BAD_LOGO";
+
+/** A failed query; DNS and socket errors are passed on as Node gives them. */
+export class SaglError extends Error {
+  readonly name: "SaglError";
+  readonly code: SaglErrorCode;
+  constructor(code: SaglErrorCode, message: string, options?: { cause?: unknown });
+}
+
+/** The caps on what a server can make the client hold or parse. */
+export const limits: Readonly<{
+  /** The JSON's total length: 16 MiB. */
+  maxJSON: number;
+  /** Nesting of arrays and objects in the JSON: 64. */
+  maxJSONDepth: number;
+  /** `{`, `[` and `,` outside strings in the JSON: 262,144. */
+  maxJSONItems: number;
+  /** The logo's size: 16 MiB. */
+  maxLogo: number;
+  /** The 3rd challenge with a new token in one call fails it. */
+  challengeRounds: number;
+}>;
+
+/**
+ * Asks a SAGL server over UDP; rejects with a SaglError if it does not
+ * answer within `timeout` ms (default 1500, for the info and again for the
+ * logo) or answers with something the client refuses.
+ */
 export function queryServer(
   host: string,
   port?: number,

@@ -146,9 +146,19 @@ test("queryServer rejects when nothing answers", async () => {
   await new Promise((r) => s.bind(0, "127.0.0.1", r));
   const port = s.address().port; // bound but silent
   const start = Date.now();
-  await assert.rejects(queryServer("127.0.0.1", port, { timeout: 300 }), /no answer/);
+  await assert.rejects(queryServer("127.0.0.1", port, { timeout: 300 }), { code: "SAGL_TIMEOUT", message: /no answer/ });
   assert.ok(Date.now() - start < 2000);
   s.close();
+});
+
+test("queryServer rejects with ECONNREFUSED when nothing listens (its socket is connected)", async () => {
+  const s = dgram.createSocket("udp4");
+  await new Promise((r) => s.bind(0, "127.0.0.1", r));
+  const port = s.address().port;
+  await new Promise((r) => s.close(r)); // now closed: the host answers with ICMP port unreachable
+  const start = Date.now();
+  await assert.rejects(queryServer("127.0.0.1", port, { timeout: 1000 }), { code: "ECONNREFUSED" });
+  assert.ok(Date.now() - start < 1000);
 });
 
 test("encodeRequest is the 64-byte zero-padded request", () => {
