@@ -114,8 +114,10 @@ func (d *daemon) startRelay() (responder.Forwarder, error) {
 	r, err := responder.NewRelay(responder.RelayConfig{
 		Upstream:    netip.AddrPortFrom(up.Addr().Unmap(), up.Port()),
 		IdleTimeout: rc.Idle(),
-		Queue:       rc.QueueLen(),
 		MaxSessions: rc.Sessions(),
+		MaxPerIP:    rc.MaxSessionsPerIP,
+		OpenRate:    openRate(rc.OpenRate),
+		OpenBurst:   rc.OpenBurst,
 		Logger:      d.log.With("part", "relay"),
 		Registry:    d.reg,
 	})
@@ -125,6 +127,14 @@ func (d *daemon) startRelay() (responder.Forwarder, error) {
 	d.relay = r
 	d.log.Info("relay mode", "upstream", r.Upstream())
 	return r, nil
+}
+
+// openRate maps [relay] open_rate to the relay's: 0 (no limit) becomes -1.
+func openRate(perSec float64) float64 {
+	if perSec == 0 {
+		return -1
+	}
+	return perSec
 }
 
 // peerFunc answers the feed's {"op":"peer","port":N} in relay mode (nil
