@@ -2,10 +2,14 @@ package hostile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -376,4 +380,44 @@ func TestRelayDescriptorLimit(t *testing.T) {
 		t.Errorf("%.0f upstream sockets could not be opened: one address used up the descriptors", n)
 	}
 	checkRecovered(t, d)
+}
+
+// TestRelaySelfLoopRefused is finding 9: a relay whose upstream is queryd's
+// own UDP address (or a name for it) forwards every unclaimed datagram to
+// itself, each hop through a new session: one datagram opened thousands.
+// `queryd check` and the daemon must refuse such a config, naming
+// relay.upstream.
+func TestRelaySelfLoopRefused(t *testing.T) {
+	d := newDaemon(t, nil)
+	_, port, _ := net.SplitHostPort(d.UDPAddr)
+	for _, upstream := range []string{d.UDPAddr, "localhost:" + port} {
+		d.WriteConfig(t, Tables{"relay": {"upstream": upstream}})
+		out, err := exec.Command(querydBin, "check", "-config", d.ConfigPath).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "relay.upstream") {
+			t.Errorf("queryd check with [listen] udp %s and [relay] upstream %s: %v; want exit status 1 naming relay.upstream\n%s",
+				d.UDPAddr, upstream, err, out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cmd := exec.CommandContext(ctx, querydBin, "-config", d.ConfigPath)
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+		out, err = cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		if timedOut {
+			t.Errorf("queryd with [relay] upstream %s (its own address %s) was still running after 5 s\n%s", upstream, d.UDPAddr, out)
+			continue
+		}
+		if !errors.As(err, &ee) || ee.ExitCode() == 0 || !strings.Contains(string(out), "relay.upstream") {
+			t.Errorf("queryd with [relay] upstream %s: %v; want a non-zero exit naming relay.upstream\n%s", upstream, err, out)
+			continue
+		}
+		t.Logf("upstream %s: check and start refuse it (exit status %d): %s", upstream, ee.ExitCode(), lastLine(out))
+	}
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -106,13 +107,14 @@ func (d *daemon) startRelay() (responder.Forwarder, error) {
 	if rc.Upstream == "" {
 		return nil, nil
 	}
-	ua, err := net.ResolveUDPAddr("udp", rc.Upstream)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	up, err := d.cfg.RelayUpstream(ctx) // refuses an upstream that loops back to queryd
+	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("[relay] upstream %s: %w", rc.Upstream, err)
+		return nil, err
 	}
-	up := ua.AddrPort()
 	r, err := responder.NewRelay(responder.RelayConfig{
-		Upstream:    netip.AddrPortFrom(up.Addr().Unmap(), up.Port()),
+		Upstream:    up,
 		IdleTimeout: rc.Idle(),
 		MaxSessions: rc.Sessions(),
 		MaxPerIP:    rc.MaxSessionsPerIP,
