@@ -40,5 +40,5 @@ func (c *Config) Warnings() []string {
 	if c.Admin.Listen != "" && !isLoopback(c.Admin.Listen) {
 		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: /metrics is reachable from the network", c.Admin.Listen))
 	}
-	return w
+	return append(w, c.relayWarnings()...)
 }

@@ -94,6 +94,7 @@ func Defaults() Config {
 		GameSpy4: defaultGameSpy4(),
 		SAGL:     defaultSAGL(),
 		Quake3:   defaultQuake3(),
+		Relay:    defaultRelay(),
 		Admin:    Admin{Listen: "127.0.0.1:9273"},
 		Log:      Log{Level: "info", Format: "text"},
 	}

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Quake3 is [quake3]: getinfo / getstatus and master heartbeats.
@@ -32,15 +31,7 @@ type Master struct {
 	Flatline  string `toml:"flatline"`  // optional, sent on shutdown and when the feed goes stale: "ETFlatline-1"
 }
 
-// Relay is [relay]: own the public game port and forward what no responder claims.
-type Relay struct {
-	Upstream    string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
-	IdleTimeout Duration `toml:"idle_timeout"` // a client session ends after this long without a packet either way; 0: 2m
-	Queue       int      `toml:"queue"`        // datagrams queued per session before dropping; 0: 64
-	MaxSessions int      `toml:"max_sessions"` // client sessions at once; a new client beyond them is dropped; 0: 4096
-}
-
-// Bounds of [quake3] and [relay].
+// Bounds of [quake3].
 const (
 	quake3MaxMasters  = 16
 	quake3MaxInfoKeys = 32
@@ -57,37 +48,6 @@ var quake3Reserved = []string{
 
 func defaultQuake3() Quake3 {
 	return Quake3{Enabled: true, Protocol: 68, PacketRate: 1, PacketBurst: 10}
-}
-
-// Relay defaults, for the [relay] keys left out (zero).
-const (
-	DefaultRelayIdle        = 2 * time.Minute
-	DefaultRelayQueue       = 64
-	DefaultRelayMaxSessions = 4096
-)
-
-// Idle returns idle_timeout, or DefaultRelayIdle when unset.
-func (r Relay) Idle() time.Duration {
-	if r.IdleTimeout == 0 {
-		return DefaultRelayIdle
-	}
-	return time.Duration(r.IdleTimeout)
-}
-
-// QueueLen returns queue, or DefaultRelayQueue when unset.
-func (r Relay) QueueLen() int {
-	if r.Queue == 0 {
-		return DefaultRelayQueue
-	}
-	return r.Queue
-}
-
-// Sessions returns max_sessions, or DefaultRelayMaxSessions when unset.
-func (r Relay) Sessions() int {
-	if r.MaxSessions == 0 {
-		return DefaultRelayMaxSessions
-	}
-	return r.MaxSessions
 }
 
 // InfoKeys returns [quake3.info] as key/value pairs sorted by key.
@@ -176,24 +136,6 @@ func (c *Config) validateMasters(errs *Errors) {
 	if !c.Quake3.Enabled && c.Relay.Upstream == "" {
 		errs.add("quake3.enabled", "masters answer a heartbeat with getinfo to the heartbeat's source; with [quake3] "+
 			"off and no relay nothing answers it")
-	}
-}
-
-func (c *Config) validateRelay(errs *Errors) {
-	r := c.Relay
-	if r.Upstream != "" {
-		if err := checkHostPort(r.Upstream); err != nil {
-			errs.add("relay.upstream", "%v", err)
-		}
-	}
-	if d := r.Idle(); d < time.Second || d > time.Hour {
-		errs.add("relay.idle_timeout", "want 1s to 1h (default 2m), got %s", d)
-	}
-	if q := r.QueueLen(); q < 1 || q > 4096 {
-		errs.add("relay.queue", "want 1 to 4096 datagrams (default 64), got %d", q)
-	}
-	if n := r.Sessions(); n < 1 || n > 65536 {
-		errs.add("relay.max_sessions", "want 1 to 65536 (default 4096), got %d", n)
 	}
 }
 

@@ -17,7 +17,7 @@ func TestQuake3Defaults(t *testing.T) {
 		t.Errorf("defaults %+v", q)
 	}
 	r := c.Relay
-	if r.Upstream != "" || r.Idle() != 2*time.Minute || r.QueueLen() != 64 || r.Sessions() != 4096 {
+	if r.Upstream != "" || r.Idle() != 2*time.Minute || r.Sessions() != 4096 || r.MaxSessionsPerIP != 16 || r.OpenRate != 2 || r.OpenBurst != 16 {
 		t.Errorf("relay defaults %+v", r)
 	}
 }
@@ -80,7 +80,9 @@ func TestQuake3Errors(t *testing.T) {
 		{"[quake3.info]\nk = \"a\\\\b\"", "quake3.info.k", "without"},
 		{"[relay]\nupstream = \"27961\"", "relay.upstream", "HOST:PORT"},
 		{"[relay]\nidle_timeout = \"10ms\"", "relay.idle_timeout", "1s to 1h"},
-		{"[relay]\nqueue = 5000", "relay.queue", "1 to 4096"},
+		{"[relay]\nmax_sessions_per_ip = 0", "relay.max_sessions_per_ip", "1 to 65536"},
+		{"[relay]\nopen_rate = -1.0", "relay.open_rate", "want 0"},
+		{"[relay]\nopen_burst = 0", "relay.open_burst", "1 to 65536"},
 		{"[relay]\nmax_sessions = -1", "relay.max_sessions", "1 to 65536"},
 		{"[relay]\nbogus = 1", "relay.bogus", "unknown key"},
 	}

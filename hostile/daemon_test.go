@@ -75,6 +75,9 @@ type Daemon struct {
 	Socket     string // feed socket path
 	ConfigPath string
 	Dir        string
+	// NoFile, when set before Start, is the daemon's file-descriptor limit
+	// (soft and hard, so that the Go runtime cannot raise it).
+	NoFile int
 
 	t       testing.TB
 	cmd     *exec.Cmd
@@ -187,6 +190,10 @@ func (d *Daemon) Start(t testing.TB) {
 	d.exited = make(chan struct{})
 	d.stderr = &logBuffer{}
 	d.cmd = exec.Command(querydBin, "-config", d.ConfigPath)
+	if d.NoFile > 0 {
+		// The shell sets the limit and execs queryd (same pid).
+		d.cmd = exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, d.NoFile), querydBin, "-config", d.ConfigPath)
+	}
 	// The race runtime sleeps 1 s at exit unless told not to; races are
 	// still reported (and make the exit status non-zero) as they happen.
 	d.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")

@@ -4,15 +4,17 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Reasons a relayed datagram is dropped (label "reason").
 const (
-	dropQueueFull    = iota // the session's queue is full
+	dropQueueFull    = iota // the session socket's send buffer is full
 	dropSessionsFull        // MaxSessions reached: a new client is not let in
-	dropDial                // no upstream socket could be opened
+	dropDial                // no upstream socket could be opened (e.g. EMFILE)
 	dropSend                // a socket refused the datagram
 	dropTooLarge            // over 65,535 bytes
+	dropPerIPFull           // the source holds MaxPerIP sessions, none idle
+	dropOpenRate            // the source opens sessions faster than OpenRate
 	numDrops
 )
 
-var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large"}
+var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate"}
 
 // relayMetrics are the relay's Prometheus counters.
 type relayMetrics struct {

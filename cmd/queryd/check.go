@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/netip"
+	"time"
 
 	"github.com/queryd/queryd/config"
 )
@@ -34,9 +38,35 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	for _, w := range c.Warnings() {
+	warnings := c.Warnings()
+	if err := checkRelayName(c); err != nil {
+		var e *config.Error
+		if errors.As(err, &e) {
+			fmt.Fprintf(stderr, "%s: 1 error(s)\n  %s\n", *path, e)
+			return 1
+		}
+		warnings = append(warnings, fmt.Sprintf("relay.upstream: %v (queryd resolves it again at start)", err))
+	}
+	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
 	return 0
+}
+
+// checkRelayName resolves a [relay] upstream given as a name, as the daemon
+// does at start, and returns its error: a *config.Error when an address it
+// resolves to loops back to queryd (an IP address is checked by Load).
+func checkRelayName(c *config.Config) error {
+	host, _, err := net.SplitHostPort(c.Relay.Upstream)
+	if c.Relay.Upstream == "" || err != nil {
+		return nil
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = c.RelayUpstream(ctx)
+	return err
 }

@@ -50,6 +50,25 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// queryd check refuses a relay pointing at queryd itself, by address or by
+// a name resolving to it, with the key; and warns about the retired queue key.
+func TestCheckRelayLoop(t *testing.T) {
+	dir := testDir(t)
+	path := filepath.Join(dir, "loop.toml")
+	for _, up := range []string{"127.0.0.1:27960", "localhost:27960"} {
+		os.WriteFile(path, []byte("[listen]\nudp = [\"127.0.0.1:27960\"]\n[relay]\nupstream = \""+up+"\"\n"), 0o600)
+		code, _, errOut := run(t, "", "check", "-config", path)
+		if code != 1 || !strings.Contains(errOut, "relay.upstream: ") || !strings.Contains(errOut, "loop") {
+			t.Errorf("upstream %s on queryd's own address: exit %d\n%s", up, code, errOut)
+		}
+	}
+	os.WriteFile(path, []byte("[listen]\nudp = [\"127.0.0.1:27960\"]\n[relay]\nupstream = \"localhost:27961\"\nqueue = 64\n"), 0o600)
+	code, out, errOut := run(t, "", "check", "-config", path)
+	if code != 0 || !strings.Contains(out, "ok") || !strings.Contains(errOut, "warning: relay.queue") {
+		t.Errorf("a good relay with the retired queue key: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func TestPushAndQuery(t *testing.T) {
 	dir := testDir(t)
 	d := startTestDaemon(t, writeConfig(t, dir, ""))

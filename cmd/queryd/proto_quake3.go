@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -106,16 +107,19 @@ func (d *daemon) startRelay() (responder.Forwarder, error) {
 	if rc.Upstream == "" {
 		return nil, nil
 	}
-	ua, err := net.ResolveUDPAddr("udp", rc.Upstream)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	up, err := d.cfg.RelayUpstream(ctx) // refuses an upstream that loops back to queryd
+	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("[relay] upstream %s: %w", rc.Upstream, err)
+		return nil, err
 	}
-	up := ua.AddrPort()
 	r, err := responder.NewRelay(responder.RelayConfig{
-		Upstream:    netip.AddrPortFrom(up.Addr().Unmap(), up.Port()),
+		Upstream:    up,
 		IdleTimeout: rc.Idle(),
-		Queue:       rc.QueueLen(),
 		MaxSessions: rc.Sessions(),
+		MaxPerIP:    rc.MaxSessionsPerIP,
+		OpenRate:    openRate(rc.OpenRate),
+		OpenBurst:   rc.OpenBurst,
 		Logger:      d.log.With("part", "relay"),
 		Registry:    d.reg,
 	})
@@ -125,6 +129,14 @@ func (d *daemon) startRelay() (responder.Forwarder, error) {
 	d.relay = r
 	d.log.Info("relay mode", "upstream", r.Upstream())
 	return r, nil
+}
+
+// openRate maps [relay] open_rate to the relay's: 0 (no limit) becomes -1.
+func openRate(perSec float64) float64 {
+	if perSec == 0 {
+		return -1
+	}
+	return perSec
 }
 
 // peerFunc answers the feed's {"op":"peer","port":N} in relay mode (nil

@@ -1,0 +1,119 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// withLocalAddrs makes the host's interface addresses addrs for one test.
+func withLocalAddrs(t *testing.T, addrs ...string) {
+	t.Helper()
+	old := localAddrs
+	t.Cleanup(func() { localAddrs = old })
+	localAddrs = func() []netip.Addr {
+		var out []netip.Addr
+		for _, a := range addrs {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out
+	}
+}
+
+func relayConfig(listen []string, upstream string) string {
+	return fmt.Sprintf("[listen]\nudp = [%s]\n[relay]\nupstream = %q\n", `"`+strings.Join(listen, `", "`)+`"`, upstream)
+}
+
+// A relay whose upstream is one of queryd's own listen addresses (or, with a
+// wildcard listen address, an address of this host at the same port) would
+// relay every datagram back to itself: Parse refuses it with its key.
+func TestRelaySelfLoop(t *testing.T) {
+	withLocalAddrs(t, "127.0.0.1", "::1", "192.0.2.7", "2001:db8::7", "fe80::7")
+	cases := []struct {
+		listen   []string
+		upstream string
+		loop     bool
+	}{
+		{[]string{"127.0.0.1:27015"}, "127.0.0.1:27015", true},
+		{[]string{"127.0.0.1:27015"}, "127.0.0.1:27016", false},
+		{[]string{"127.0.0.1:27015"}, "127.0.0.2:27015", false}, // nothing of ours listens there
+		{[]string{"192.0.2.7:27960", "127.0.0.1:27015"}, "127.0.0.1:27015", true},
+		{[]string{"[::1]:27015"}, "[::1]:27015", true},
+		{[]string{"[::ffff:127.0.0.1]:27015"}, "127.0.0.1:27015", true},
+		{[]string{"127.0.0.1:27015"}, "[::ffff:127.0.0.1]:27015", true},
+		{[]string{"0.0.0.0:27015"}, "127.0.0.1:27015", true},
+		{[]string{"0.0.0.0:27015"}, "127.3.2.1:27015", true}, // all of 127/8 is this host
+		{[]string{"0.0.0.0:27015"}, "192.0.2.7:27015", true}, // an interface's address
+		{[]string{"0.0.0.0:27015"}, "192.0.2.8:27015", false},
+		{[]string{"0.0.0.0:27015"}, "127.0.0.1:27961", false}, // the usual setup
+		{[]string{"0.0.0.0:27015"}, "[::1]:27015", false},     // an IPv4 socket does not get IPv6
+		{[]string{"[::]:27015"}, "[::1]:27015", true},
+		{[]string{"[::]:27015"}, "[2001:db8::7]:27015", true},
+		{[]string{"[::]:27015"}, "[fe80::7%eth0]:27015", true},
+		{[]string{"[::]:27015"}, "[2001:db8::8]:27015", false},
+		{[]string{"[::]:27015"}, "127.0.0.1:27015", false}, // queryd's IPv6 sockets are IPv6-only
+		{[]string{"0.0.0.0:27015", "[::]:27015"}, "[::1]:27015", true},
+		{[]string{"127.0.0.1:27015"}, "0.0.0.0:27961", true}, // the unspecified address: this host
+		{[]string{"127.0.0.1:27015"}, "[::]:27961", true},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(relayConfig(c.listen, c.upstream)))
+		var errs Errors
+		errors.As(err, &errs)
+		got := len(errs) == 1 && errs[0].Key == "relay.upstream"
+		if got != c.loop || (err != nil && !got) {
+			t.Errorf("listen %v, upstream %s: %v; want a relay.upstream error: %v", c.listen, c.upstream, err, c.loop)
+		}
+	}
+}
+
+// The loop error says what is wrong and what to do.
+func TestRelaySelfLoopMessage(t *testing.T) {
+	withLocalAddrs(t)
+	_, err := Parse([]byte(relayConfig([]string{"0.0.0.0:27015"}, "127.0.0.1:27015")))
+	for _, want := range []string{"relay.upstream: 127.0.0.1:27015", "every address at port 27015", "loop", "game server"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
+// A name is resolved by RelayUpstream (queryd check and start), which
+// refuses one resolving to a loop and returns the address to use otherwise.
+func TestRelayUpstreamName(t *testing.T) {
+	withLocalAddrs(t)
+	c, err := Parse([]byte(relayConfig([]string{"127.0.0.1:27015"}, "localhost:27015")))
+	if err != nil {
+		t.Fatalf("a name is not resolved by Parse: %v", err)
+	}
+	_, err = c.RelayUpstream(context.Background())
+	var e *Error
+	if !errors.As(err, &e) || e.Key != "relay.upstream" || !strings.Contains(e.Reason, "localhost resolves to") {
+		t.Errorf("localhost:27015 with queryd on 127.0.0.1:27015: %v; want a relay.upstream error saying what it resolves to", err)
+	}
+	c.Relay.Upstream = "localhost:27961"
+	if up, err := c.RelayUpstream(context.Background()); err != nil || !up.Addr().IsLoopback() || up.Port() != 27961 {
+		t.Errorf("localhost:27961: %v, %v", up, err)
+	}
+	c.Relay.Upstream = "127.0.0.1:27961"
+	if up, err := c.RelayUpstream(context.Background()); err != nil || up != netip.MustParseAddrPort("127.0.0.1:27961") {
+		t.Errorf("127.0.0.1:27961: %v, %v", up, err)
+	}
+	c.Relay.Upstream = "no-such-host.invalid:27961"
+	if _, err := c.RelayUpstream(context.Background()); err == nil || errors.As(err, &e) {
+		t.Errorf("an unresolvable name: %v; want a lookup error (not a config error)", err)
+	}
+}
+
+func TestRelayQueueWarning(t *testing.T) {
+	c, err := Parse([]byte("[relay]\nqueue = 64\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "relay.queue: no longer used") {
+		t.Errorf("warnings %q", w)
+	}
+}
