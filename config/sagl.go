@@ -1,18 +1,18 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"net/netip"
-	"os"
+
+	"github.com/queryd/queryd/sagl"
 )
 
 // SAGL is [sagl]: the SAGL query (UDP and optional HTTP).
 type SAGL struct {
 	Enabled bool     `toml:"enabled"`
 	HTTP    string   `toml:"http"`     // "127.0.0.1:8080" serves the JSON over HTTP; "" turns it off
-	Logo    string   `toml:"logo"`     // PNG or JPEG file; the feed's branding.logo overrides it
+	Logo    string   `toml:"logo"`     // PNG or JPEG file (any path); the feed's branding.logo overrides it
+	LogoDir string   `toml:"logo_dir"` // directory feed-set branding.logo paths are confined to; "": the feed cannot set a logo
 	Players string   `toml:"players"`  // "list" (default), "count" or "none"
 	MaxLogo ByteSize `toml:"max_logo"` // largest logo file served; default 1 MiB
 	MaxList ByteSize `toml:"max_list"` // bytes of JSON the players list may take before it is cut short; default 64 KiB
@@ -25,7 +25,9 @@ const (
 )
 
 func defaultSAGL() SAGL {
-	return SAGL{Enabled: true, Players: "list", MaxLogo: 1 << 20, MaxList: 64 << 10}
+	return SAGL{
+		Enabled: true, Players: "list", MaxLogo: 1 << 20, MaxList: 64 << 10,
+	}
 }
 
 func (c *Config) validateSAGL(errs *Errors) {
@@ -51,31 +53,28 @@ func (c *Config) validateSAGL(errs *Errors) {
 			errs.add("sagl.logo", "%v", err)
 		}
 	}
+	if s.LogoDir != "" {
+		if err := CheckLogoDir(s.LogoDir); err != nil {
+			errs.add("sagl.logo_dir", "%v", err)
+		}
+	}
 }
 
 // CheckLogoFile reports whether path is a readable PNG or JPEG file (by its
-// first bytes) of at most max bytes.
+// first bytes) of at most max bytes. It never blocks: the file is opened
+// non-blocking and refused unless it is a regular file (a FIFO, a directory
+// or a device is an error).
 func CheckLogoFile(path string, max int64) error {
-	f, err := os.Open(path)
+	_, err := sagl.ReadLogoFile(path, max)
+	return err
+}
+
+// CheckLogoDir reports whether dir is a directory queryd can open. It
+// never blocks.
+func CheckLogoDir(dir string) error {
+	r, err := sagl.OpenLogoDir(dir)
 	if err != nil {
-		return fmt.Errorf("cannot read the logo: %w", err)
+		return fmt.Errorf("cannot use the %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("cannot read the logo: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > max {
-		return fmt.Errorf("%s is too large: %d bytes, at most %d (sagl.max_logo)", path, fi.Size(), max)
-	}
-	head := make([]byte, 8)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	if !bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")) && !bytes.HasPrefix(head, []byte{0xFF, 0xD8, 0xFF}) {
-		return fmt.Errorf("%s is not a PNG or JPEG file (by its first bytes)", path)
-	}
-	return nil
+	return r.Close()
 }

@@ -252,7 +252,18 @@ func (d *daemon) swapProtocols(protos []protocol) {
 	if d.unsub != nil {
 		d.unsub()
 	}
+	closeProtocols(d.protos)
 	d.protos, d.unsub = protos, unsub
+}
+
+// closeProtocols stops what the handlers run in the background (the SAGL
+// logo loader) once they are no longer subscribed.
+func closeProtocols(protos []protocol) {
+	for _, p := range protos {
+		if c, ok := p.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 func (d *daemon) protocolNames() []string {
@@ -348,6 +359,9 @@ func (d *daemon) shutdown() {
 	if d.udp != nil {
 		d.udp.Close()
 	}
+	d.mu.Lock()
+	closeProtocols(d.protos)
+	d.mu.Unlock()
 	if d.feed != nil {
 		d.feed.Close()
 	}
