@@ -17,7 +17,7 @@ func TestSAGLDefaults(t *testing.T) {
 	}
 	s := c.SAGL
 	if !s.Enabled || s.Players != "list" || s.MaxLogo != 1<<20 || s.MaxList != 64<<10 || s.HTTP != "" || s.Logo != "" ||
-		s.LogoDir != "" {
+		s.LogoDir != "" || s.HTTPMaxConns != 256 || s.HTTPIdleTimeout != Duration(60*time.Second) {
 		t.Fatalf("[sagl] defaults: %+v", s)
 	}
 }
@@ -35,12 +35,14 @@ logo = "` + png + `"
 max_logo = "2MiB"
 max_list = "128KiB"
 logo_dir = "` + dir + `"
+http_max_conns = 64
+http_idle_timeout = "15s"
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.SAGL.Players != "count" || c.SAGL.MaxLogo != 2<<20 || c.SAGL.MaxList != 128<<10 || c.SAGL.Logo != png ||
-		c.SAGL.LogoDir != dir {
+		c.SAGL.LogoDir != dir || c.SAGL.HTTPMaxConns != 64 || c.SAGL.HTTPIdleTimeout != Duration(15*time.Second) {
 		t.Fatalf("%+v", c.SAGL)
 	}
 }
@@ -67,6 +69,8 @@ func TestSAGLErrors(t *testing.T) {
 		{`logo_dir = "` + filepath.Join(dir, "missing") + `"`, "sagl.logo_dir", "cannot use the logo directory"},
 		{`logo_dir = "` + gif + `"`, "sagl.logo_dir", "not a directory"},
 		{`logo_dir = "` + fifo + `"`, "sagl.logo_dir", "not a directory"},
+		{`http_max_conns = 0`, "sagl.http_max_conns", "want 1 to 65536"},
+		{`http_idle_timeout = "0s"`, "sagl.http_idle_timeout", "want 1s to 1h"},
 		{`max_logo = 10`, "sagl.max_logo", "want 1KiB to 16MiB"},
 		{`max_list = "1GiB"`, "sagl.max_list", "want 1KiB to 4MiB"},
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -207,58 +204,6 @@ func (d *daemon) currentSAGL() *sagl.Handler {
 		}
 	}
 	return nil
-}
-
-func servicesSAGL(c *config.Config, d *daemon) ([]service, error) {
-	if !c.SAGL.Enabled || c.SAGL.HTTP == "" {
-		return nil, nil
-	}
-	return []service{&saglHTTP{
-		addr: c.SAGL.HTTP,
-		log:  d.log.With("part", "sagl-http"),
-		srv: &http.Server{
-			Handler:           &sagl.HTTP{Current: d.currentSAGL, Silent: d.feed.Stale},
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       10 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       60 * time.Second,
-			MaxHeaderBytes:    16 << 10,
-		},
-	}}, nil
-}
-
-// saglHTTP serves the SAGL JSON and logo over HTTP ([sagl] http).
-type saglHTTP struct {
-	addr string
-	log  *slog.Logger
-	srv  *http.Server
-	ln   net.Listener
-}
-
-// Start opens the listener and serves in the background.
-func (s *saglHTTP) Start() error {
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("sagl http listen %s: %w", s.addr, err)
-	}
-	s.ln = ln
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("stopped", "err", err)
-		}
-	}()
-	s.log.Info("listening", "http", ln.Addr().String())
-	return nil
-}
-
-// Addr returns the bound address (useful with port 0).
-func (s *saglHTTP) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the listener, letting requests in flight finish for a second.
-func (s *saglHTTP) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	return s.srv.Shutdown(ctx)
 }
 
 // querySAGL asks a server for its SAGL JSON (and with -logo saves the logo,

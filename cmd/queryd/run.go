@@ -337,6 +337,12 @@ func restartNeeded(old, nc *config.Config) []string {
 	if old.SAGL.HTTP != nc.SAGL.HTTP {
 		keys = append(keys, "sagl.http")
 	}
+	if old.SAGL.HTTPMaxConns != nc.SAGL.HTTPMaxConns {
+		keys = append(keys, "sagl.http_max_conns")
+	}
+	if old.SAGL.HTTPIdleTimeout != nc.SAGL.HTTPIdleTimeout {
+		keys = append(keys, "sagl.http_idle_timeout")
+	}
 	if fmt.Sprint(old.Quake3.Masters) != fmt.Sprint(nc.Quake3.Masters) {
 		keys = append(keys, "quake3.masters")
 	}

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -272,4 +273,41 @@ func TestSAGLServerBrandingLogo(t *testing.T) {
 	}
 	saglLogoSettled(t, d)
 	saglLogoSHA(t, c, "")
+}
+
+// [sagl] http_max_conns and http_idle_timeout reach the HTTP listener and
+// server; idle connections past ¾ of the cap are shed.
+func TestSAGLHTTPCapConfig(t *testing.T) {
+	dir := testDir(t)
+	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nhttp = \"127.0.0.1:0\"\nhttp_max_conns = 8\nhttp_idle_timeout = \"7s\"\n"))
+	var s *saglHTTP
+	for _, x := range d.services {
+		s, _ = x.(*saglHTTP)
+	}
+	if s == nil || s.ln.Max != 8 || s.srv.IdleTimeout != 7*time.Second {
+		t.Fatalf("SAGL HTTP service: %+v", s)
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for s.shed.Shed() < 14 || s.ln.Open() != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 idle connections at a cap of 8: %d open, %d shed; want 6, 14", s.ln.Open(), s.shed.Shed())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res, _ := saglGet(t, "http://"+s.Addr()+"/"); res.StatusCode != 200 {
+		t.Fatalf("GET / with the idle connections held: %d", res.StatusCode)
+	}
 }
