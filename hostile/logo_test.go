@@ -269,6 +269,10 @@ func TestLogoFIFO(t *testing.T) {
 	}
 	patchNow(t, fc, "a patch after the good SIGHUP", map[string]any{"name": "after the good reload"})
 	expectNameEverywhere(t, d, httpAddr, "after the good reload")
+	fc.Close()
+	took = gameReconnect(t, d, "reconnected")
+	expectNameEverywhere(t, d, httpAddr, "reconnected")
+	t.Logf("the game server reconnected and patched in %v", took.Round(time.Millisecond))
 	took, err = d.Terminate(t, 2*time.Second)
 	if err != nil {
 		t.Errorf("exit after SIGTERM: %v", err)
@@ -313,7 +317,8 @@ func TestFeedLogoConfined(t *testing.T) {
 		fc := feedWithin(t, d)
 		refused(t, d, fc, httpAddr, secret)
 		refused(t, d, fc, httpAddr, "/etc/passwd")
-		expectNameEverywhere(t, d, httpAddr, "hostile test")
+		gameReconnect(t, d, "reconnected")
+		expectNameEverywhere(t, d, httpAddr, "reconnected")
 	})
 	t.Run("logo_dir", func(t *testing.T) {
 		httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
@@ -336,5 +341,7 @@ func TestFeedLogoConfined(t *testing.T) {
 		if err != nil || res.Info.Branding.Logo == nil || res.Info.Branding.Logo.SHA256 != hex.EncodeToString(sum[:]) {
 			t.Fatalf("SAGL over UDP: the good logo not announced: %v", err)
 		}
+		gameReconnect(t, d, "reconnected")
+		expectNameEverywhere(t, d, httpAddr, "reconnected")
 	})
 }
