@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	flagFull      = flag.Bool("hostile.full", false, "run the full-size flood: 1,000,000 requests from 100,000 spoofed sources")
+	flagFull      = flag.Bool("hostile.full", false, "run the full-size attacks: a flood of 1,000,000 requests from 100,000 spoofed sources, 5,000 SAGL HTTP connections")
 	flagFloodRate = flag.Float64("hostile.rate", 10000, "flood: spoofed datagrams per second")
 )
 

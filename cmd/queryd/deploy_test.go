@@ -233,6 +233,8 @@ upstream = "`+up+`"
 [[quake3.masters]]
 address = "`+master+`"
 heartbeat = "DarkPlaces"
+[sagl]
+http = "127.0.0.1:0"
 `))
 	deadline := time.Now().Add(5 * time.Second)
 	for {

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -27,69 +23,175 @@ func buildSAGL(c *config.Config, d deps) (protocol, error) {
 		return nil, fmt.Errorf("sagl.players: unknown mode %q", c.SAGL.Players)
 	}
 	h := sagl.NewHandler(sagl.Config{Players: mode, MaxList: int(c.SAGL.MaxList)}, d.issuer)
-	return &saglProto{
+	p := &saglProto{
 		Handler: h,
 		cfgLogo: c.SAGL.Logo,
+		srvLogo: serverLogo(c),
 		maxLogo: int64(c.SAGL.MaxLogo),
 		log:     d.log.With("protocol", "sagl"),
-	}, nil
+	}
+	if c.SAGL.LogoDir != "" {
+		// Opened once (and again on SIGHUP): renaming the path later
+		// leads no feed-set logo out of the directory it named.
+		root, err := sagl.OpenLogoDir(c.SAGL.LogoDir)
+		if err != nil {
+			p.log.Warn("feed-set logos not served", "err", err)
+		}
+		p.logoDir = root
+	}
+	// The operator's logo, read here (not under the store's lock; the open
+	// never blocks) so that the first reply already carries it.
+	ref := logoRef{path: p.cfgLogo}
+	if p.srvLogo != "" {
+		ref.path = p.srvLogo
+	}
+	p.have, p.logo = ref, p.load(ref, nil)
+	return p, nil
 }
 
 // saglProto is the SAGL handler plus its logo file: the feed's
-// branding.logo, else [sagl] logo. The file is read when the path changes
-// (and on reload, which makes a new saglProto); a missing or invalid file is
+// branding.logo (confined to [sagl] logo_dir), else [sagl] logo. Update runs
+// under the store's lock and so never touches a file: it publishes the
+// snapshot at once with the logo already loaded for its path (none for a
+// new path) and leaves the reading to one loader goroutine, which
+// publishes again when the file is read. A missing or invalid file is
 // logged and served as no logo.
 type saglProto struct {
 	*sagl.Handler
-	cfgLogo string
+	cfgLogo string   // [sagl] logo
+	srvLogo string   // [server] branding.logo: the operator's too
+	logoDir *os.Root // [sagl] logo_dir; nil: feed-set logos are refused
 	maxLogo int64
 	log     *slog.Logger
 
-	mu     sync.Mutex // guards the fields below; Update calls are serialized anyway
-	loaded bool
-	path   string
-	logo   *sagl.Logo
+	mu      sync.Mutex // guards the fields below and orders the publishes
+	snap    *state.Snapshot
+	want    logoRef    // the logo snap asks for
+	have    logoRef    // the logo loaded (or failed) last; logo is its result
+	logo    *sagl.Logo // nil: none, or not loaded
+	loading bool       // the loader goroutine is running
+	closed  bool
 }
 
-// Update encodes the replies for snap with the logo its path names.
+// logoRef names a logo file: a feed-set path (relative to logo_dir) or the
+// config's. The zero value is no logo.
+type logoRef struct {
+	path string
+	feed bool
+}
+
+// Update publishes snap with the logo loaded for its path, and starts the
+// loader when the path has changed. It does no file I/O.
 func (p *saglProto) Update(snap *state.Snapshot) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	path := snap.Branding.Logo
-	if path == "" {
-		path = p.cfgLogo
+	if p.snap != nil && snap.Version < p.snap.Version {
+		return
 	}
-	if !p.loaded || path != p.path {
-		p.loaded, p.path, p.logo = true, path, nil
-		if path != "" {
-			logo, err := readLogo(path, p.maxLogo)
-			if err != nil {
-				p.log.Warn("logo not served", "path", path, "err", err)
-			} else {
-				p.logo = logo
-				p.log.Info("logo loaded", "path", path, "bytes", len(logo.Data), "sha256", logo.Hex())
-			}
-		}
+	p.snap = snap
+	p.want = p.refOf(snap)
+	if p.want.path == "" {
+		p.have, p.logo = p.want, nil
 	}
-	p.Handler.Publish(snap, p.logo)
+	var logo *sagl.Logo
+	if p.want == p.have {
+		logo = p.logo
+	} else if !p.loading && !p.closed {
+		p.loading = true
+		go p.loadLoop()
+	}
+	p.Handler.Publish(snap, logo)
 }
 
-// readLogo reads a PNG or JPEG file of at most max bytes.
-func readLogo(path string, max int64) (*sagl.Logo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// refOf returns the logo snap asks for: its branding.logo, confined to
+// logo_dir unless it is the one the config's [server] names, else the
+// [sagl] logo.
+func (p *saglProto) refOf(snap *state.Snapshot) logoRef {
+	switch path := snap.Branding.Logo; path {
+	case "":
+		return logoRef{path: p.cfgLogo}
+	case p.srvLogo:
+		return logoRef{path: path}
+	default:
+		return logoRef{path: path, feed: true}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+}
+
+// serverLogo returns the config's [server] branding.logo, or "".
+func serverLogo(c *config.Config) string {
+	b, _ := c.ServerDoc["branding"].(map[string]any)
+	s, _ := b["logo"].(string)
+	return s
+}
+
+// loadLoop reads the wanted logo until the one loaded is the one the latest
+// snapshot wants (the latest path wins; a path wanted no longer is not
+// published), then ends. One runs at a time per saglProto.
+func (p *saglProto) loadLoop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed && p.want != p.have {
+		ref, dir := p.want, p.logoDir
+		p.mu.Unlock()
+		logo := p.load(ref, dir)
+		p.mu.Lock()
+		if p.closed || ref != p.want {
+			continue
+		}
+		p.have, p.logo = ref, logo
+		p.Handler.Publish(p.snap, logo)
 	}
-	logo, err := sagl.NewLogo(data, int(max))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	p.loading = false
+	if p.closed {
+		p.closeDir()
 	}
-	return logo, nil
+}
+
+// load reads the logo ref names (a feed-set one inside dir), or logs why
+// not and returns nil.
+func (p *saglProto) load(ref logoRef, dir *os.Root) *sagl.Logo {
+	if ref.path == "" {
+		return nil
+	}
+	var logo *sagl.Logo
+	var err error
+	if ref.feed {
+		logo, err = sagl.ReadLogoIn(dir, ref.path, p.maxLogo)
+	} else {
+		logo, err = sagl.ReadLogoFile(ref.path, p.maxLogo)
+	}
+	if err != nil {
+		p.log.Warn("logo not served", "path", ref.path, "from", ref.source(), "err", err)
+		return nil
+	}
+	p.log.Info("logo loaded", "path", ref.path, "from", ref.source(), "bytes", len(logo.Data), "sha256", logo.Hex())
+	return logo
+}
+
+func (r logoRef) source() string {
+	if r.feed {
+		return "feed branding.logo"
+	}
+	return "config"
+}
+
+// Close stops the loader (a load in progress is not published) and closes
+// the logo directory once no load uses it.
+func (p *saglProto) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if !p.loading {
+		p.closeDir()
+	}
+	return nil
+}
+
+func (p *saglProto) closeDir() {
+	if p.logoDir != nil {
+		p.logoDir.Close()
+		p.logoDir = nil
+	}
 }
 
 // currentSAGL returns the live SAGL handler, or nil.
@@ -102,58 +204,6 @@ func (d *daemon) currentSAGL() *sagl.Handler {
 		}
 	}
 	return nil
-}
-
-func servicesSAGL(c *config.Config, d *daemon) ([]service, error) {
-	if !c.SAGL.Enabled || c.SAGL.HTTP == "" {
-		return nil, nil
-	}
-	return []service{&saglHTTP{
-		addr: c.SAGL.HTTP,
-		log:  d.log.With("part", "sagl-http"),
-		srv: &http.Server{
-			Handler:           &sagl.HTTP{Current: d.currentSAGL, Silent: d.feed.Stale},
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       10 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       60 * time.Second,
-			MaxHeaderBytes:    16 << 10,
-		},
-	}}, nil
-}
-
-// saglHTTP serves the SAGL JSON and logo over HTTP ([sagl] http).
-type saglHTTP struct {
-	addr string
-	log  *slog.Logger
-	srv  *http.Server
-	ln   net.Listener
-}
-
-// Start opens the listener and serves in the background.
-func (s *saglHTTP) Start() error {
-	ln, err := net.Listen("tcp", s.addr)
-	if err != nil {
-		return fmt.Errorf("sagl http listen %s: %w", s.addr, err)
-	}
-	s.ln = ln
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("stopped", "err", err)
-		}
-	}()
-	s.log.Info("listening", "http", ln.Addr().String())
-	return nil
-}
-
-// Addr returns the bound address (useful with port 0).
-func (s *saglHTTP) Addr() string { return s.ln.Addr().String() }
-
-// Close stops the listener, letting requests in flight finish for a second.
-func (s *saglHTTP) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	return s.srv.Shutdown(ctx)
 }
 
 // querySAGL asks a server for its SAGL JSON (and with -logo saves the logo,

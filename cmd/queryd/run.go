@@ -252,7 +252,18 @@ func (d *daemon) swapProtocols(protos []protocol) {
 	if d.unsub != nil {
 		d.unsub()
 	}
+	closeProtocols(d.protos)
 	d.protos, d.unsub = protos, unsub
+}
+
+// closeProtocols stops what the handlers run in the background (the SAGL
+// logo loader) once they are no longer subscribed.
+func closeProtocols(protos []protocol) {
+	for _, p := range protos {
+		if c, ok := p.(io.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 func (d *daemon) protocolNames() []string {
@@ -326,6 +337,12 @@ func restartNeeded(old, nc *config.Config) []string {
 	if old.SAGL.HTTP != nc.SAGL.HTTP {
 		keys = append(keys, "sagl.http")
 	}
+	if old.SAGL.HTTPMaxConns != nc.SAGL.HTTPMaxConns {
+		keys = append(keys, "sagl.http_max_conns")
+	}
+	if old.SAGL.HTTPIdleTimeout != nc.SAGL.HTTPIdleTimeout {
+		keys = append(keys, "sagl.http_idle_timeout")
+	}
 	if fmt.Sprint(old.Quake3.Masters) != fmt.Sprint(nc.Quake3.Masters) {
 		keys = append(keys, "quake3.masters")
 	}
@@ -348,6 +365,9 @@ func (d *daemon) shutdown() {
 	if d.udp != nil {
 		d.udp.Close()
 	}
+	d.mu.Lock()
+	closeProtocols(d.protos)
+	d.mu.Unlock()
 	if d.feed != nil {
 		d.feed.Close()
 	}

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,40 +156,158 @@ func TestSAGLOverUDPAndHTTP(t *testing.T) {
 	}
 }
 
-// branding.logo set through the feed replaces the config's logo; a missing
-// file is served as no logo.
+// saglLogoSHA polls the SAGL info until its logo hash is want ("" for no
+// logo) and returns the last answer: feed-set logos load in the background.
+func saglLogoSHA(t *testing.T, c *sagl.Client, want string) *sagl.Result {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		res, err := c.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if res.Info.Branding.Logo != nil {
+			got = res.Info.Branding.Logo.SHA256
+		}
+		if got == want {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SAGL logo %q after 3 s, want %q: %s", got, want, res.JSON)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// saglLogoSettled waits until the SAGL logo loader has loaded (or refused)
+// the logo the current state asks for.
+func saglLogoSettled(t *testing.T, d *daemon) {
+	t.Helper()
+	d.mu.Lock()
+	var p *saglProto
+	for _, x := range d.protos {
+		if s, ok := x.(*saglProto); ok {
+			p = s
+		}
+	}
+	d.mu.Unlock()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		p.mu.Lock()
+		done := p.want == p.have && !p.loading
+		p.mu.Unlock()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the SAGL logo did not settle within 3 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// branding.logo set through the feed (a path relative to [sagl] logo_dir)
+// replaces the config's logo; a missing file, and any path leading out of
+// logo_dir, is served as no logo.
 func TestSAGLLogoFromFeed(t *testing.T) {
 	dir := testDir(t)
-	cfgLogo, _ := saglTestPNG(t, dir, "a.png", 8)
-	feedLogo, feedBytes := saglTestPNG(t, dir, "b.png", 20)
-	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nplayers = \"count\"\nlogo = \""+cfgLogo+"\"\n"))
+	logos := filepath.Join(dir, "logos")
+	os.Mkdir(logos, 0o755)
+	cfgLogo, cfgBytes := saglTestPNG(t, dir, "a.png", 8)
+	_, feedBytes := saglTestPNG(t, logos, "b.png", 20)
+	outside, _ := saglTestPNG(t, dir, "outside.png", 12)
+	os.Symlink(outside, filepath.Join(logos, "link.png"))
+	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nplayers = \"count\"\nlogo = \""+cfgLogo+"\"\nlogo_dir = \""+logos+"\"\n"))
 	fc, err := feed.Dial(filepath.Join(dir, "feed.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fc.Close()
 	c := saglClient(t, d)
-	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": feedLogo}}); err != nil {
+	hexOf := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+	res := saglLogoSHA(t, c, hexOf(cfgBytes)) // the config's logo, from the start
+	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": "b.png"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Info()
-	sum := sha256.Sum256(feedBytes)
-	if err != nil || res.Info.Branding.Logo == nil || res.Info.Branding.Logo.SHA256 != hex.EncodeToString(sum[:]) {
-		t.Fatalf("feed logo: %+v %v", res, err)
-	}
+	res = saglLogoSHA(t, c, hexOf(feedBytes))
 	if res.Info.Players == nil || res.Info.Players.Online != 0 || strings.Contains(string(res.JSON), `"list"`) {
 		t.Fatalf("players = \"count\": %s", res.JSON)
 	}
 	if lr, err := c.Logo(); err != nil || !bytes.Equal(lr.Data, feedBytes) {
 		t.Fatalf("feed logo over UDP: %v", err)
 	}
-	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": filepath.Join(dir, "missing.png")}}); err != nil {
+	for _, path := range []string{"missing.png", outside, "../outside.png", "link.png"} {
+		if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": "b.png"}}); err != nil {
+			t.Fatal(err)
+		}
+		saglLogoSHA(t, c, hexOf(feedBytes))
+		if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": path}}); err != nil {
+			t.Fatal(err)
+		}
+		saglLogoSettled(t, d)
+		saglLogoSHA(t, c, "")
+		if lr, err := c.Logo(); err != nil || lr.Data != nil {
+			t.Fatalf("logo %s over UDP: %+v %v", path, lr, err)
+		}
+	}
+}
+
+// [server] branding.logo in the config is the operator's: any path, like
+// [sagl] logo, with no logo_dir; the feed setting another path is refused.
+func TestSAGLServerBrandingLogo(t *testing.T) {
+	dir := testDir(t)
+	path, data := saglTestPNG(t, dir, "server.png", 10)
+	d := startTestDaemon(t, writeConfig(t, dir, "[server.branding]\nlogo = \""+path+"\"\n"))
+	c := saglClient(t, d)
+	sum := sha256.Sum256(data)
+	saglLogoSHA(t, c, hex.EncodeToString(sum[:]))
+	fc, err := feed.Dial(filepath.Join(dir, "feed.sock"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err = c.Info(); err != nil || res.Info.Branding.Logo != nil {
-		t.Fatalf("missing logo file: %s %v", res.JSON, err)
+	defer fc.Close()
+	other, _ := saglTestPNG(t, dir, "other.png", 12)
+	if _, err := fc.Patch(map[string]any{"branding": map[string]any{"logo": other}}); err != nil {
+		t.Fatal(err)
 	}
-	if lr, err := c.Logo(); err != nil || lr.Data != nil {
-		t.Fatalf("missing logo over UDP: %+v %v", lr, err)
+	saglLogoSettled(t, d)
+	saglLogoSHA(t, c, "")
+}
+
+// [sagl] http_max_conns and http_idle_timeout reach the HTTP listener and
+// server; idle connections past ¾ of the cap are shed.
+func TestSAGLHTTPCapConfig(t *testing.T) {
+	dir := testDir(t)
+	d := startTestDaemon(t, writeConfig(t, dir, "[sagl]\nhttp = \"127.0.0.1:0\"\nhttp_max_conns = 8\nhttp_idle_timeout = \"7s\"\n"))
+	var s *saglHTTP
+	for _, x := range d.services {
+		s, _ = x.(*saglHTTP)
+	}
+	if s == nil || s.ln.Max != 8 || s.srv.IdleTimeout != 7*time.Second {
+		t.Fatalf("SAGL HTTP service: %+v", s)
+	}
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < 20; i++ {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for s.shed.Shed() < 14 || s.ln.Open() != 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("20 idle connections at a cap of 8: %d open, %d shed; want 6, 14", s.ln.Open(), s.shed.Shed())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res, _ := saglGet(t, "http://"+s.Addr()+"/"); res.StatusCode != 200 {
+		t.Fatalf("GET / with the idle connections held: %d", res.StatusCode)
 	}
 }

@@ -1,0 +1,123 @@
+package netlimit
+
+import (
+	"container/list"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Shedder keeps an HTTP server's connections under its Listener's cap by
+// closing idle ones under pressure. Install its ConnState as the
+// http.Server's. While more than Threshold connections are open, every new
+// connection closes the connections idle longest — those waiting for their
+// first request or, between requests, for the next — until Threshold are
+// open again: the idle timeout shrinks from the server's IdleTimeout to the
+// time it takes that many new connections to arrive. A connection reading
+// a request or writing a response is never closed; the server's read and
+// write timeouts bound those. So the cap is reached only when the
+// connections over Threshold are all busy, and a new client gets in at
+// the expense of an idle one instead of being refused.
+type Shedder struct {
+	// Listener is the listener the server serves; its Open count is what
+	// Threshold is compared with.
+	Listener *Listener
+	// Threshold is how many open connections start the shedding; 0: ¾ of
+	// Listener.Max (no shedding when Max is 0 too).
+	Threshold int
+
+	mu    sync.Mutex
+	idle  list.List                  // net.Conn, idle longest first
+	conns map[net.Conn]*list.Element // tracked connections; nil element: busy
+	shed  atomic.Uint64
+}
+
+// ConnState tracks c's state and, for a new connection, sheds idle ones
+// when over Threshold. It is an http.Server.ConnState hook.
+func (s *Shedder) ConnState(c net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.setIdle(c, true)
+		s.shedOver(c)
+	case http.StateIdle:
+		s.setIdle(c, true)
+	case http.StateActive:
+		s.setIdle(c, false)
+	case http.StateClosed, http.StateHijacked:
+		s.forget(c)
+	}
+}
+
+// Shed returns how many idle connections were closed under pressure.
+func (s *Shedder) Shed() uint64 { return s.shed.Load() }
+
+// Tracked returns how many connections the Shedder knows of, and how many
+// of them are idle.
+func (s *Shedder) Tracked() (all, idle int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns), s.idle.Len()
+}
+
+func (s *Shedder) threshold() int {
+	if s.Threshold > 0 {
+		return s.Threshold
+	}
+	return s.Listener.Max * 3 / 4
+}
+
+// setIdle moves c to the back of the idle list (idle) or off it (busy).
+func (s *Shedder) setIdle(c net.Conn, idle bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = map[net.Conn]*list.Element{}
+	}
+	if e := s.conns[c]; e != nil {
+		s.idle.Remove(e)
+	}
+	var e *list.Element
+	if idle {
+		e = s.idle.PushBack(c)
+	}
+	s.conns[c] = e
+}
+
+func (s *Shedder) forget(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.conns[c]; e != nil {
+		s.idle.Remove(e)
+	}
+	delete(s.conns, c)
+}
+
+// shedOver closes the connections idle longest (never keep, the new one)
+// until the open count is back at the threshold.
+func (s *Shedder) shedOver(keep net.Conn) {
+	limit := s.threshold()
+	if limit <= 0 {
+		return
+	}
+	over := s.Listener.Open() - limit
+	if over <= 0 {
+		return
+	}
+	victims := make([]net.Conn, 0, over)
+	s.mu.Lock()
+	for e := s.idle.Front(); e != nil && len(victims) < over; {
+		next := e.Next()
+		if c := e.Value.(net.Conn); c != keep {
+			s.idle.Remove(e)
+			delete(s.conns, c)
+			victims = append(victims, c)
+		}
+		e = next
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		c.Close()
+		s.shed.Add(1)
+	}
+}
