@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -58,6 +59,12 @@ type Feed struct {
 	Mode       string   `toml:"mode"`        // octal permissions, "0660"
 	Group      string   `toml:"group"`       // group (name or id) owning the socket; "" keeps the default
 	StaleAfter Duration `toml:"stale_after"` // go silent after this much feed quiet; "0s" disables
+	// MaxConns caps the feed connections open at once; one more is refused with an error line.
+	MaxConns int `toml:"max_conns"`
+	// MaxBuffered caps the bytes the unfinished lines of all feed connections hold.
+	MaxBuffered ByteSize `toml:"max_buffered"`
+	// LineTimeout is how long a feed line may take from its first byte to its newline.
+	LineTimeout Duration `toml:"line_timeout"`
 }
 
 // Limits is [limits]: the byte budgets against reflection.
@@ -84,7 +91,8 @@ type Log struct {
 func Defaults() Config {
 	return Config{
 		Listen: Listen{UDP: []string{"0.0.0.0:27015"}, RecvBuffer: 4 << 20, GSO: true},
-		Feed:   Feed{Mode: "0660", StaleAfter: Duration(60e9)},
+		Feed: Feed{Mode: "0660", StaleAfter: Duration(60e9),
+			MaxConns: 64, MaxBuffered: 16 << 20, LineTimeout: Duration(10e9)},
 		Limits: Limits{
 			PerIPRate: 256 << 10, PerIPBurst: 64 << 10,
 			UnprovenRate: 1 << 20, UnprovenBurst: 64 << 10,
@@ -233,6 +241,15 @@ func (c *Config) validateFeed(errs *Errors) {
 	}
 	if len(c.Feed.Socket) > 107 {
 		errs.add("feed.socket", "path too long for a Unix socket (%d bytes, at most 107)", len(c.Feed.Socket))
+	}
+	if c.Feed.MaxConns < 1 || c.Feed.MaxConns > 65536 {
+		errs.add("feed.max_conns", "want 1 to 65536 connections, got %d", c.Feed.MaxConns)
+	}
+	if c.Feed.MaxBuffered < 1<<20 || c.Feed.MaxBuffered > 1<<30 {
+		errs.add("feed.max_buffered", "want 1MiB (one longest line) to 1GiB, got %d bytes", c.Feed.MaxBuffered)
+	}
+	if time.Duration(c.Feed.LineTimeout) < 100*time.Millisecond {
+		errs.add("feed.line_timeout", "want at least 100ms, got %v", time.Duration(c.Feed.LineTimeout))
 	}
 }
 

@@ -28,6 +28,9 @@ func TestDefaultConfig(t *testing.T) {
 	if time.Duration(c.Feed.StaleAfter) != 60*time.Second || c.Limits.PerIPRate != 256<<10 || c.Limits.PerIPBurst != 64<<10 {
 		t.Fatalf("defaults: %+v %+v", c.Feed, c.Limits)
 	}
+	if c.Feed.MaxConns != 64 || c.Feed.MaxBuffered != 16<<20 || time.Duration(c.Feed.LineTimeout) != 10*time.Second {
+		t.Fatalf("feed limits: %+v", c.Feed)
+	}
 }
 
 func TestExampleConfigIsValid(t *testing.T) {
@@ -49,6 +52,9 @@ bogus = 1
 socket = "relative.sock"
 mode = "0777x"
 stale_after = "soon"
+max_conns = 0
+max_buffered = "1KiB"
+line_timeout = "0s"
 [limits]
 per_ip_rate = "12 parsecs"
 [server]
@@ -83,7 +89,7 @@ x = 1
 		keys[e.Key] = true
 	}
 	for _, k := range []string{"listen.udp[1]", "listen.udp[2]", "listen.bogus", "feed.socket", "feed.mode",
-		"server.name", "a2s.app_id", "admin.listen", "log.level", "nosuch", "nosuch.x"} {
+		"feed.max_conns", "feed.max_buffered", "feed.line_timeout", "server.name", "a2s.app_id", "admin.listen", "log.level", "nosuch", "nosuch.x"} {
 		if !keys[k] {
 			t.Errorf("no error for %s; got %v", k, errs)
 		}

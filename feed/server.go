@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queryd/queryd/netlimit"
 	"github.com/queryd/queryd/state"
 )
 
@@ -26,6 +27,19 @@ type Config struct {
 	Mode       fs.FileMode   // permissions of the socket file (0660 by default)
 	Group      string        // group name or id to own the socket, "" to keep the default
 	StaleAfter time.Duration // silence after this much quiet once the feed has spoken; 0 disables
+	// MaxConns caps the connections open at once; one more gets an error
+	// line and is closed. 0: DefaultMaxConns.
+	MaxConns int
+	// MaxBuffered caps the bytes that the unfinished lines of all
+	// connections hold beyond each connection's 4 KiB read buffer; a
+	// connection whose line would pass it gets an error line and is closed.
+	// 0: DefaultMaxBuffered.
+	MaxBuffered int64
+	// LineTimeout is how long a line may take from its first byte to its
+	// newline, and a reply to be taken by the peer; past it the connection
+	// gets an error line and is closed. A connection idle between lines is
+	// kept. 0: DefaultLineTimeout.
+	LineTimeout time.Duration
 	// Peer, when set, answers {"op":"peer","port":N} (relay mode).
 	Peer   func(port int) (string, error)
 	Logger *slog.Logger
@@ -33,27 +47,29 @@ type Config struct {
 
 // Server accepts feed connections and applies their messages to a Store.
 type Server struct {
-	cfg     Config
-	store   *state.Store
-	log     *slog.Logger
-	ln      *net.UnixListener
-	lastFed atomic.Int64 // unix nanoseconds of the last message; 0: never
-	stale   atomic.Bool  // last reported staleness, for logging the change once
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	wg      sync.WaitGroup
-	closed  atomic.Bool
+	cfg      Config
+	store    *state.Store
+	log      *slog.Logger
+	ln       *netlimit.Listener
+	budget   budget
+	drops    drops
+	lastWarn atomic.Int64 // unix nanoseconds of the last warning about a dropped connection
+	lastFed  atomic.Int64 // unix nanoseconds of the last message; 0: never
+	stale    atomic.Bool  // last reported staleness, for logging the change once
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
+	closed   atomic.Bool
 }
 
 // Listen creates the socket file and returns a server ready to Serve. An
 // existing socket file at the path is replaced unless a live server answers
 // on it; any other kind of file there is an error and is left untouched.
 func Listen(cfg Config, store *state.Store) (*Server, error) {
-	if cfg.Mode == 0 {
-		cfg.Mode = 0o660
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	cfg = withDefaults(cfg)
+	gid, err := lookupGroup(cfg.Group)
+	if err != nil {
+		return nil, err
 	}
 	if err := clearSocketPath(cfg.Socket); err != nil {
 		return nil, err
@@ -62,12 +78,35 @@ func Listen(cfg Config, store *state.Store) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("feed socket %s: %w", cfg.Socket, err)
 	}
-	ln.SetUnlinkOnClose(true)
-	if err := setOwnership(cfg.Socket, cfg.Mode, cfg.Group); err != nil {
+	ln.SetUnlinkOnClose(false) // Close removes the path
+	if err := setOwnership(cfg.Socket, cfg.Mode, gid); err != nil {
 		ln.Close()
+		os.Remove(cfg.Socket)
 		return nil, err
 	}
-	return &Server{cfg: cfg, store: store, log: cfg.Logger, ln: ln, conns: map[net.Conn]struct{}{}}, nil
+	s := &Server{cfg: cfg, store: store, log: cfg.Logger, conns: map[net.Conn]struct{}{}}
+	s.budget.max = cfg.MaxBuffered
+	s.ln = &netlimit.Listener{Listener: ln, Max: cfg.MaxConns, Reject: s.reject, Logger: cfg.Logger}
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Mode == 0 {
+		cfg.Mode = 0o660
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxBuffered <= 0 {
+		cfg.MaxBuffered = DefaultMaxBuffered
+	}
+	if cfg.LineTimeout <= 0 {
+		cfg.LineTimeout = DefaultLineTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
 }
 
 func clearSocketPath(path string) error {
@@ -103,18 +142,30 @@ func kindOf(fi fs.FileInfo) string {
 	return "file (" + fi.Mode().Type().String() + ")"
 }
 
-func setOwnership(path string, mode fs.FileMode, group string) error {
-	if group != "" {
-		gid, err := strconv.Atoi(group)
-		if err != nil {
-			g, lerr := user.LookupGroup(group)
-			if lerr != nil {
-				return fmt.Errorf("feed socket group %q: %w", group, lerr)
-			}
-			gid, _ = strconv.Atoi(g.Gid)
-		}
+// lookupGroup returns the id of a group name or number; -1 for "".
+func lookupGroup(group string) (int, error) {
+	if group == "" {
+		return -1, nil
+	}
+	if gid, err := strconv.Atoi(group); err == nil {
+		return gid, nil
+	}
+	g, err := user.LookupGroup(group)
+	if err != nil {
+		return 0, fmt.Errorf("feed socket group %q: %w", group, err)
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	if err != nil {
+		return 0, fmt.Errorf("feed socket group %q: id %q is not a number", group, g.Gid)
+	}
+	return gid, nil
+}
+
+// setOwnership gives the socket file its group (gid -1: keep) and then its mode.
+func setOwnership(path string, mode fs.FileMode, gid int) error {
+	if gid >= 0 {
 		if err := os.Chown(path, -1, gid); err != nil {
-			return fmt.Errorf("feed socket group %q: %w", group, err)
+			return fmt.Errorf("feed socket group %d: %w", gid, err)
 		}
 	}
 	if err := os.Chmod(path, mode); err != nil {
@@ -126,18 +177,16 @@ func setOwnership(path string, mode fs.FileMode, group string) error {
 // Path returns the socket's path.
 func (s *Server) Path() string { return s.cfg.Socket }
 
-// Serve accepts connections until Close. Each connection is served on its own goroutine.
+// Serve accepts connections until Close. Each connection is served on its
+// own goroutine. Running out of descriptors or memory pauses accepting (see
+// netlimit.Listener); Serve returns an error only when the listener breaks
+// for good, and nil after Close.
 func (s *Server) Serve() error {
 	for {
-		c, err := s.ln.AcceptUnix()
+		c, err := s.ln.Accept()
 		if err != nil {
 			if s.closed.Load() {
 				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
 			}
 			return fmt.Errorf("feed accept: %w", err)
 		}
@@ -158,7 +207,9 @@ func (s *Server) Serve() error {
 // Close stops accepting, closes every connection, removes the socket file
 // and waits for the connections' goroutines.
 func (s *Server) Close() error {
-	s.closed.Store(true)
+	if s.closed.Swap(true) {
+		return nil
+	}
 	err := s.ln.Close()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -166,7 +217,20 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	if rerr := os.Remove(s.cfg.Socket); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+		err = rerr
+	}
 	return err
+}
+
+// Stats returns what the feed holds and has refused.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Open:       s.ln.Open(),
+		Buffered:   s.budget.held.Load(),
+		Dropped:    s.drops.snapshot(),
+		AcceptWait: s.ln.Retried(),
+	}
 }
 
 // Stale reports whether the feed has spoken and then been quiet for longer
@@ -195,62 +259,81 @@ func (s *Server) LastFed() time.Time {
 	return time.Time{}
 }
 
-func (s *Server) serveConn(c *net.UnixConn) {
+func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
-	r := bufio.NewReaderSize(c, 64<<10)
+	r := newLineReader(c, &s.budget, s.cfg.LineTimeout, MaxLine)
+	defer r.release()
 	w := bufio.NewWriter(c)
 	for {
-		line, err := readLine(r, MaxLine)
-		if errors.Is(err, errLineTooLong) {
-			writeReply(w, Reply{Error: fmt.Sprintf("line longer than %d bytes; closing the connection", MaxLine)})
-			w.Flush()
+		line, err := r.readLine()
+		if err != nil {
+			s.endConn(c, w, err)
 			return
+		}
+		c.SetWriteDeadline(time.Now().Add(s.cfg.LineTimeout))
+		err = writeReply(w, s.apply(line))
+		if err == nil && !r.hasLine() {
+			err = w.Flush()
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !s.closed.Load() {
-				s.log.Debug("feed connection ended", "err", err)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.dropped(DropLineTimeout) // the peer does not take its replies
 			}
 			return
-		}
-		writeReply(w, s.apply(line))
-		if r.Buffered() == 0 {
-			if w.Flush() != nil {
-				return
-			}
 		}
 	}
 }
 
-var errLineTooLong = errors.New("line too long")
+// endConn ends a connection after a read error: a limit that was hit is
+// told to the peer in an error line, and counted.
+func (s *Server) endConn(c net.Conn, w *bufio.Writer, err error) {
+	var reason, msg string
+	switch {
+	case errors.Is(err, errLineTooLong):
+		reason, msg = DropLineTooLong, fmt.Sprintf("line longer than %d bytes; closing the connection", MaxLine)
+	case errors.Is(err, errLineTimeout):
+		reason, msg = DropLineTimeout, fmt.Sprintf("line not completed within %v ([feed] line_timeout); closing the connection", s.cfg.LineTimeout)
+	case errors.Is(err, errBudget):
+		reason, msg = DropMaxBuffered, fmt.Sprintf("feed buffers full: the unfinished lines of all connections may hold %d bytes ([feed] max_buffered); closing the connection", s.cfg.MaxBuffered)
+	default:
+		if !errors.Is(err, io.EOF) && !s.closed.Load() {
+			s.log.Debug("feed connection ended", "err", err)
+		}
+		return
+	}
+	s.dropped(reason)
+	c.SetWriteDeadline(time.Now().Add(min(s.cfg.LineTimeout, time.Second)))
+	writeReply(w, Reply{Error: msg})
+	w.Flush()
+}
 
-// readLine reads one line without its newline (and a trailing \r). A final
-// line without a newline is discarded: the writer went away mid-message.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > max+1 {
-			return nil, errLineTooLong
-		}
-		line = append(line, frag...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
-		return line, nil
+// reject refuses a connection over MaxConns with an error line.
+func (s *Server) reject(c net.Conn) {
+	s.dropped(DropMaxConns)
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	b, _ := json.Marshal(Reply{Error: fmt.Sprintf("too many feed connections (%d open, [feed] max_conns); closing", s.cfg.MaxConns)})
+	c.Write(append(b, '\n'))
+	c.Close()
+}
+
+// dropped counts a connection closed for reason, and warns at most once a second.
+func (s *Server) dropped(reason string) {
+	n := s.drops.counter(reason).Add(1)
+	now := time.Now().UnixNano()
+	last := s.lastWarn.Load()
+	if now-last >= int64(time.Second) && s.lastWarn.CompareAndSwap(last, now) {
+		s.log.Warn("feed connection closed by a limit", "reason", reason, "total", n)
 	}
 }
 
-func writeReply(w *bufio.Writer, rep Reply) {
+// writeReply writes one reply line; an error is the connection's.
+func writeReply(w *bufio.Writer, rep Reply) error {
 	b, err := json.Marshal(rep)
 	if err != nil {
 		b = []byte(`{"ok":false,"error":"internal: cannot encode the reply"}`)
 	}
 	w.Write(b)
-	w.WriteByte('\n')
+	return w.WriteByte('\n')
 }
 
 // apply handles one message line and returns its reply.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queryd/queryd/feed"
 )
 
 // adminServer serves /metrics and /healthz.
@@ -76,4 +78,29 @@ func registerStateMetrics(reg *prometheus.Registry, d *daemon) {
 		}
 		return 0
 	}))
+	registerFeedMetrics(reg, d.feed)
+}
+
+// registerFeedMetrics exports what the feed holds and the connections its
+// limits closed.
+func registerFeedMetrics(reg *prometheus.Registry, f *feed.Server) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_feed_connections",
+		Help: "Feed connections open ([feed] max_conns caps them).",
+	}, func() float64 { return float64(f.Stats().Open) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_feed_buffered_bytes",
+		Help: "Bytes held by unfinished feed lines beyond each connection's 4 KiB read buffer ([feed] max_buffered caps them).",
+	}, func() float64 { return float64(f.Stats().Buffered) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "queryd_feed_accept_retries_total",
+		Help: "Feed accepts that failed for want of descriptors or memory and were retried.",
+	}, func() float64 { return float64(f.Stats().AcceptWait) }))
+	for _, reason := range feed.DropReasons {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "queryd_feed_dropped_connections_total",
+			Help:        "Feed connections closed by queryd with an error line, by the limit they hit.",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(f.Stats().Dropped[reason]) }))
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -258,5 +259,26 @@ func TestSocketPathOccupiedByFile(t *testing.T) {
 	}
 	if string(mustRead(t, filepath.Join(dir, "feed.sock"))) != "precious" {
 		t.Fatal("the file was touched")
+	}
+}
+
+// TestPartFailureExitsNonZero: a part that stops for good (the feed's
+// accept loop on an error it cannot wait out) ends the run with status 1,
+// so that a supervisor (systemd Restart=on-failure) restarts queryd instead
+// of leaving it running deaf.
+func TestPartFailureExitsNonZero(t *testing.T) {
+	d := startTestDaemon(t, writeConfig(t, testDir(t), ""))
+	sigs := make(chan os.Signal)
+	d.fail(errors.New("feed stopped: broken"))
+	d.fail(errors.New("a second failure is dropped, not blocking"))
+	done := make(chan int)
+	go func() { done <- d.wait(sigs) }()
+	select {
+	case status := <-done:
+		if status != 1 {
+			t.Fatalf("status %d after a part failed, want 1", status)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("wait did not return after a part failed")
 	}
 }

@@ -57,19 +57,31 @@ func cmdRun(args []string, stderr io.Writer) int {
 		return 1
 	}
 	notifyReady(log, d.protocolNames()) // systemd Type=notify (notify.go)
-	for sig := range sigs {
-		if sig == syscall.SIGHUP {
-			notifyReloading(log)
-			d.reload()
-			notifyReady(log, d.protocolNames())
-			continue
-		}
-		log.Info("shutting down", "signal", sig.String())
-		break
-	}
+	status := d.wait(sigs)
 	notifyStopping(log)
 	d.stop()
-	return 0
+	return status
+}
+
+// wait serves signals until SIGTERM or SIGINT (status 0) or until a part
+// fails for good (status 1, so that a supervisor restarts queryd).
+func (d *daemon) wait(sigs <-chan os.Signal) int {
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				notifyReloading(d.log)
+				d.reload()
+				notifyReady(d.log, d.protocolNames())
+				continue
+			}
+			d.log.Info("shutting down", "signal", sig.String())
+			return 0
+		case err := <-d.failed:
+			d.log.Error("shutting down: a part failed", "err", err)
+			return 1
+		}
+	}
 }
 
 func loadConfig(path string) (*config.Config, error) {
@@ -102,6 +114,7 @@ type daemon struct {
 	feed   *feed.Server
 	admin  *adminServer
 	relay  *responder.Relay // relay mode ([relay] upstream); nil when off
+	failed chan error       // a part that stopped for good (e.g. the feed's accept loop)
 
 	mu       sync.Mutex // guards cfg, protos, unsub during reloads
 	cfg      *config.Config
@@ -119,7 +132,7 @@ type service interface {
 }
 
 func startDaemon(cfg *config.Config, path string, log *slog.Logger) (*daemon, error) {
-	d := &daemon{path: path, cfg: cfg, log: log, reg: prometheus.NewRegistry()}
+	d := &daemon{path: path, cfg: cfg, log: log, reg: prometheus.NewRegistry(), failed: make(chan error, 1)}
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	var err error
 	if d.store, err = state.NewStore(cfg.ServerDoc, nil); err != nil {
@@ -158,14 +171,20 @@ func (d *daemon) startFeed() error {
 			return fmt.Errorf("feed socket directory: %w", err)
 		}
 	}
-	mode, _ := d.cfg.FeedMode()
+	mode, err := d.cfg.FeedMode()
+	if err != nil {
+		return fmt.Errorf("[feed] mode: %w", err)
+	}
 	fc := feed.Config{
-		Socket:     sock,
-		Mode:       mode,
-		Group:      d.cfg.Feed.Group,
-		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
-		Peer:       d.peerFunc(),
-		Logger:     d.log.With("part", "feed"),
+		Socket:      sock,
+		Mode:        mode,
+		Group:       d.cfg.Feed.Group,
+		StaleAfter:  time.Duration(d.cfg.Feed.StaleAfter),
+		MaxConns:    d.cfg.Feed.MaxConns,
+		MaxBuffered: int64(d.cfg.Feed.MaxBuffered),
+		LineTimeout: time.Duration(d.cfg.Feed.LineTimeout),
+		Peer:        d.peerFunc(),
+		Logger:      d.log.With("part", "feed"),
 	}
 	f, err := feed.Listen(fc, d.store)
 	if err != nil {
@@ -174,10 +193,18 @@ func (d *daemon) startFeed() error {
 	d.feed = f
 	go func() {
 		if err := f.Serve(); err != nil {
-			d.log.Error("feed stopped", "err", err)
+			d.fail(fmt.Errorf("feed stopped: %w", err))
 		}
 	}()
 	return nil
+}
+
+// fail reports a part that stopped for good: the daemon exits non-zero.
+func (d *daemon) fail(err error) {
+	select {
+	case d.failed <- err:
+	default: // one is enough
+	}
 }
 
 func (d *daemon) startUDP() error {
