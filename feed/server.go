@@ -267,6 +267,7 @@ func (s *Server) serveConn(c net.Conn) {
 	for {
 		line, err := r.readLine()
 		if err != nil {
+			r.release() // before the peer hears of it
 			s.endConn(c, w, err)
 			return
 		}
