@@ -75,6 +75,7 @@ type Daemon struct {
 	Socket     string // feed socket path
 	ConfigPath string
 	Dir        string
+	Env        []string // extra environment for the daemon ("NAME=value"; a later entry wins)
 	// NoFile, when set before Start, is the daemon's file-descriptor limit
 	// (soft and hard, so that the Go runtime cannot raise it).
 	NoFile int
@@ -196,7 +197,7 @@ func (d *Daemon) Start(t testing.TB) {
 	}
 	// The race runtime sleeps 1 s at exit unless told not to; races are
 	// still reported (and make the exit status non-zero) as they happen.
-	d.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	d.cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), d.Env...)
 	d.cmd.Stdout = d.stderr
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {

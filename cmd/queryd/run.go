@@ -167,8 +167,10 @@ func startDaemon(cfg *config.Config, path string, log *slog.Logger) (*daemon, er
 func (d *daemon) startFeed() error {
 	sock := d.cfg.FeedSocket()
 	if d.cfg.Feed.Socket == "" {
-		if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
-			return fmt.Errorf("feed socket directory: %w", err)
+		// The default folder may be in /tmp: make it, or refuse one that
+		// another user could have made to take the socket over.
+		if err := feed.PrivateDir(filepath.Dir(sock)); err != nil {
+			return err
 		}
 	}
 	mode, err := d.cfg.FeedMode()
