@@ -65,6 +65,8 @@ type Server struct {
 // Listen creates the socket file and returns a server ready to Serve. An
 // existing socket file at the path is replaced unless a live server answers
 // on it; any other kind of file there is an error and is left untouched.
+// The socket file is never open to more than its owner until it has its
+// group and mode.
 func Listen(cfg Config, store *state.Store) (*Server, error) {
 	cfg = withDefaults(cfg)
 	gid, err := lookupGroup(cfg.Group)
@@ -74,11 +76,10 @@ func Listen(cfg Config, store *state.Store) (*Server, error) {
 	if err := clearSocketPath(cfg.Socket); err != nil {
 		return nil, err
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Socket, Net: "unix"})
+	ln, err := bindPrivate(cfg.Socket, cfg.Mode.Perm()&0o700)
 	if err != nil {
 		return nil, fmt.Errorf("feed socket %s: %w", cfg.Socket, err)
 	}
-	ln.SetUnlinkOnClose(false) // Close removes the path
 	if err := setOwnership(cfg.Socket, cfg.Mode, gid); err != nil {
 		ln.Close()
 		os.Remove(cfg.Socket)

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -168,4 +169,111 @@ func shortTemp(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// TestFeedSocketModeAtStart (issue finding 7): queryd starts under umask
+// 000 with strace holding every chown and chmod for half a second, which
+// widens the moments between creating the socket file and giving it its
+// group and mode from microseconds to a second; the test watches the file meanwhile. It must never be open
+// to more than [feed] mode (0660), nor to a group before it has [feed]
+// group. The old daemon's socket was 0777 (0666 would do) in that moment:
+// any local user could connect and feed a state.
+func TestFeedSocketModeAtStart(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("needs strace to hold the daemon between creating the socket and setting its mode")
+	}
+	gid := -1
+	var over Tables
+	if os.Getuid() == 0 {
+		gid = 65534
+		over = Tables{"feed": {"group": strconv.Itoa(gid)}}
+	}
+	d := newDaemon(t, over)
+	d.stderr = &logBuffer{}
+	cmd := exec.Command("sh", "-c", `umask 000 && exec "$@"`, "sh",
+		strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=chmod,fchmodat,chown,fchownat",
+		"-e", "inject=chmod,fchmodat,chown,fchownat:delay_enter=500000",
+		querydBin, "-config", d.ConfigPath)
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.Stdout, cmd.Stderr = d.stderr, d.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { stopTraced(t, cmd, exited) })
+
+	var seen []look
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		fi, err := os.Lstat(d.Socket)
+		if err != nil {
+			continue
+		}
+		l := look{fi.Mode().Perm(), int(fi.Sys().(*syscall.Stat_t).Gid)}
+		if len(seen) == 0 || seen[len(seen)-1] != l {
+			seen = append(seen, l)
+		}
+		if l.perm == 0o660 {
+			break
+		}
+	}
+	t.Logf("the socket file as it was seen during start (mode, gid): %v", seen)
+	if len(seen) == 0 || seen[len(seen)-1].perm != 0o660 {
+		t.Fatalf("the socket never got mode 0660:\n%s", d.Output())
+	}
+	if len(seen) < 2 {
+		t.Fatal("the socket was only seen with its final mode: strace did not hold the chmod, so this run proves nothing")
+	}
+	for _, l := range seen {
+		if l.perm&^0o660 != 0 {
+			t.Errorf("the socket existed with mode %04o, looser than the configured 0660", l.perm)
+		}
+		if gid >= 0 && l.perm&0o070 != 0 && l.gid != gid {
+			t.Errorf("the socket was open to group %d (mode %04o) before it had [feed] group %d", l.gid, l.perm, gid)
+		}
+	}
+	if !waitFor(15*time.Second, func() bool { return strings.Contains(d.Output(), "queryd started") }) {
+		t.Fatalf("queryd did not start:\n%s", d.Output())
+	}
+	if _, err := feedPing(d, 2*time.Second); err != nil {
+		t.Errorf("the feed after start: %v", err)
+	}
+	expectSeen(t, d, "start under strace", "hostile test", "Alice", "Bob")
+}
+
+// look is a socket file's mode and group as seen at one moment.
+type look struct {
+	perm fs.FileMode
+	gid  int
+}
+
+func (l look) String() string { return fmt.Sprintf("%04o gid %d", l.perm, l.gid) }
+
+// stopTraced sends SIGTERM to the daemon strace runs (strace's child) and
+// waits for both; after 10 s it kills them.
+func stopTraced(t *testing.T, cmd *exec.Cmd, exited chan struct{}) {
+	pid := cmd.Process.Pid
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	children := strings.Fields(string(b))
+	for _, c := range children {
+		if n, err := strconv.Atoi(c); err == nil {
+			syscall.Kill(n, syscall.SIGTERM)
+		}
+	}
+	if len(children) == 0 {
+		cmd.Process.Signal(syscall.SIGTERM)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		for _, c := range children {
+			if n, err := strconv.Atoi(c); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+		}
+		cmd.Process.Kill()
+		<-exited
+		t.Errorf("the traced daemon did not exit within 10 s of SIGTERM")
+	}
 }
