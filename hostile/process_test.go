@@ -84,10 +84,10 @@ func TestSighupInvalidConfig(t *testing.T) {
 		rejections := strings.Count(d.Output(), "config rejected")
 		d.Signal(t, syscall.SIGHUP)
 		done := make(chan struct{})
-		killed := watchRSS(d.Pid(), peakBefore>>10+1<<20, done) // a guard: 1 GiB more
+		watch := watchRSS(d.Pid(), peakBefore>>10+1<<20, done) // a guard: 1 GiB more
 		rejected := waitFor(3*time.Second, func() bool { return strings.Count(d.Output(), "config rejected") > rejections })
 		close(done)
-		if <-killed {
+		if (<-watch).killed {
 			t.Fatalf("%s: queryd passed 1 GiB more RSS on SIGHUP; killed", b.name)
 		}
 		if !rejected {
