@@ -8,6 +8,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -131,9 +132,13 @@ func (es *Errors) add(key, format string, args ...any) {
 	*es = append(*es, &Error{Key: key, Reason: fmt.Sprintf(format, args...)})
 }
 
-// Load reads and parses a config file.
+// MaxFileSize is the largest config file queryd reads, in bytes (1 MiB).
+const MaxFileSize = 1 << 20
+
+// Load reads and parses a config file. A file over MaxFileSize is refused
+// after reading at most MaxFileSize+1 bytes of it.
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readLimited(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -144,9 +149,39 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
+// readLimited reads a file of at most max bytes, and no more than max+1
+// bytes of a larger one.
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes (1 MiB), the most a config may have", path, max)
+	}
+	return b, nil
+}
+
 // Parse parses and validates a config. Its error is an Errors listing every
-// problem with its key, or a TOML syntax error.
+// problem with its key, or a TOML syntax error. A config over MaxFileSize,
+// nested deeper than MaxDepth or with more than MaxKeyParts, is refused
+// before it is decoded.
 func Parse(data []byte) (*Config, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config of %d bytes: larger than %d bytes (1 MiB), the most a config may have", len(data), MaxFileSize)
+	}
+	if err := checkDepth(data, MaxDepth); err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, Errors{{Key: le.Key, Reason: le.Error()}}
+		}
+		return nil, err
+	}
 	c := Defaults()
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&c)
 	if err != nil {

@@ -33,8 +33,9 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 }
 
 // TestSighupInvalidConfig reloads a good config (it takes effect), then
-// several bad ones: each is rejected in the log and the daemon keeps serving
-// the last good one.
+// several bad ones, hostile ones among them (hostileConfigs: 2 MB, nested
+// 100,000 deep): each is rejected in the log and the daemon keeps serving
+// the last good one, its peak RSS up by less than 64 MiB.
 func TestSighupInvalidConfig(t *testing.T) {
 	d := StartDaemon(t, nil)
 	expectSeen(t, d, "start", "hostile test", "Alice", "Bob")
@@ -67,6 +68,13 @@ func TestSighupInvalidConfig(t *testing.T) {
 			return nil
 		}},
 	}
+	for _, h := range hostileConfigs() {
+		bad = append(bad, struct {
+			name string
+			text func() []byte
+		}{h.name, func() []byte { return h.text }})
+	}
+	_, peakBefore := d.RSS(t)
 	for _, b := range bad {
 		if text := b.text(); text != nil {
 			if err := os.WriteFile(d.ConfigPath, text, 0o600); err != nil {
@@ -75,7 +83,14 @@ func TestSighupInvalidConfig(t *testing.T) {
 		}
 		rejections := strings.Count(d.Output(), "config rejected")
 		d.Signal(t, syscall.SIGHUP)
-		if !waitFor(3*time.Second, func() bool { return strings.Count(d.Output(), "config rejected") > rejections }) {
+		done := make(chan struct{})
+		watch := watchRSS(d.Pid(), peakBefore>>10+1<<20, done) // a guard: 1 GiB more
+		rejected := waitFor(3*time.Second, func() bool { return strings.Count(d.Output(), "config rejected") > rejections })
+		close(done)
+		if (<-watch).killed {
+			t.Fatalf("%s: queryd passed 1 GiB more RSS on SIGHUP; killed", b.name)
+		}
+		if !rejected {
 			t.Errorf("%s: no \"config rejected\" in the log after SIGHUP", b.name)
 		}
 		expectSeen(t, d, "SIGHUP with a config with a "+b.name, "Reloaded", "Alice", "Bob")
@@ -84,6 +99,13 @@ func TestSighupInvalidConfig(t *testing.T) {
 		}
 	}
 	answerAll(t, d, "Reloaded")
+	// The hostile configs are refused before they are decoded: the peak RSS
+	// barely moves (a race-built daemon; reading 1 MiB and scanning it).
+	_, peakAfter := d.RSS(t)
+	t.Logf("peak RSS %.1f MiB before the bad configs, %.1f MiB after", float64(peakBefore)/(1<<20), float64(peakAfter)/(1<<20))
+	if peakAfter-peakBefore > 64<<20 {
+		t.Errorf("the bad configs raised the peak RSS by %d MiB (%d -> %d); want under 64 MiB", (peakAfter-peakBefore)>>20, peakBefore>>20, peakAfter>>20)
+	}
 }
 
 // TestSigtermUnderLoad stops the daemon while sources flood it and a feeder

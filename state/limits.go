@@ -26,3 +26,10 @@ const (
 	MaxMaxPlayers   = 65535
 	MaxPlayerTime   = 10 * 365 * 24 * 3600 // seconds a player can have been connected
 )
+
+// MaxDepth is how deeply a state document may nest objects and arrays, the
+// document itself counting one. The schema needs 3 ({"players": {"1":
+// {"name": ...}}}); the slack keeps the clearer type errors ("want a string,
+// got an object") for near misses. A deeper document is refused before any
+// field is read or merged, so no step recurses further than this.
+const MaxDepth = 8

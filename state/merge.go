@@ -49,8 +49,12 @@ func DecodeJSON(data []byte) (map[string]any, error) {
 
 // Normalize turns any Go value made of maps, slices, strings, numbers and
 // bools (for example a decoded TOML table) into the generic JSON form the
-// Store works on (map[string]any, []any, json.Number).
+// Store works on (map[string]any, []any, json.Number). A value nested
+// deeper than MaxDepth is refused before it is encoded.
 func Normalize(v any) (map[string]any, error) {
+	if err := CheckDepth(v); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("state document: %w", err)

@@ -42,6 +42,9 @@ func NewStore(base map[string]any, now func() time.Time) (*Store, error) {
 	if s.base == nil {
 		s.base = map[string]any{}
 	}
+	if err := CheckDepth(s.base); err != nil {
+		return nil, err
+	}
 	if err := s.commit(s.base, s.layer); err != nil {
 		return nil, err
 	}
@@ -72,6 +75,9 @@ func (s *Store) Subscribe(fn func(*Snapshot)) (cancel func()) {
 // Replace makes doc the whole feed-set document: absent fields fall back to
 // the base, and absent "players" means no players.
 func (s *Store) Replace(doc map[string]any) (uint64, error) {
+	if err := CheckDepth(doc); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	layer := make(map[string]any, len(doc)+1)
@@ -92,6 +98,9 @@ func (s *Store) Replace(doc map[string]any) (uint64, error) {
 // Patch applies an RFC 7386 merge patch to the current document. A top-level
 // field the patch removes falls back to the base ("players" becomes empty).
 func (s *Store) Patch(patch map[string]any) (uint64, error) {
+	if err := CheckDepth(patch); err != nil {
+		return 0, err // before MergePatch, which recurses as deep as the patch
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.cur.Load().doc
@@ -123,12 +132,18 @@ func (s *Store) SetBase(base map[string]any) error {
 	if base == nil {
 		base = map[string]any{}
 	}
+	if err := CheckDepth(base); err != nil {
+		return err
+	}
 	return s.commit(base, s.layer)
 }
 
 // Validate reports whether doc would be accepted as a whole document, without
 // changing anything.
 func Validate(doc map[string]any) error {
+	if err := CheckDepth(doc); err != nil {
+		return err
+	}
 	return decodeDocument(doc, &Snapshot{})
 }
 
