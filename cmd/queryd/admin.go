@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/queryd/queryd/netlimit"
+
 	"github.com/queryd/queryd/feed"
 )
 
@@ -21,10 +23,13 @@ type adminServer struct {
 }
 
 func startAdmin(addr string, d *daemon) (*adminServer, error) {
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin listen %s: %w", addr, err)
 	}
+	// At most adminMaxConns at once (more wait in the backlog); accept
+	// waits out descriptor and memory shortages.
+	ln := &netlimit.Listener{Listener: raw, Max: adminMaxConns, Logger: d.log.With("part", "admin")}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -47,6 +47,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		warnings = append(warnings, fmt.Sprintf("relay.upstream: %v (queryd resolves it again at start)", err))
 	}
+	// The descriptor budget of this process (the daemon's may differ: it
+	// runs under its own LimitNOFILE).
+	if why, err := fitDescriptors(c); err == nil && why != "" {
+		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
+
+	"github.com/queryd/queryd/config"
 )
 
 // Descriptors an outsider can make queryd hold (relay sessions, SAGL HTTP
@@ -67,4 +70,40 @@ func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
 	why := fmt.Sprintf("RLIMIT_NOFILE is %d: caps lowered to fit %d descriptors (%.0f%% of the limit less %d reserved and %d sockets): relay.max_sessions %d -> %d, sagl.http_max_conns %d -> %d; raise the limit (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps",
 		limit, budget, fdShare*100, fdReserve, sockets, want.Relay, got.Relay, want.HTTP, got.HTTP)
 	return got, why
+}
+
+// adminMaxConns caps the connections to [admin] listen (Prometheus scrapes,
+// health checks); more wait in the kernel's backlog.
+const adminMaxConns = 32
+
+// fitDescriptors lowers cfg's relay and SAGL HTTP caps to the descriptor
+// budget (fitCaps) and returns why when it did. Start and reload apply it
+// to every config, so a reload compares like with like.
+func fitDescriptors(cfg *config.Config) (string, error) {
+	limit, err := descriptorLimit()
+	if err != nil {
+		return "", err
+	}
+	want := fdCaps{Feed: cfg.Feed.MaxConns}
+	if cfg.Relay.Upstream != "" {
+		want.Relay = cfg.Relay.Sessions()
+	}
+	if cfg.SAGL.Enabled && cfg.SAGL.HTTP != "" {
+		want.HTTP = cfg.SAGL.HTTPMaxConns
+	}
+	if cfg.Admin.Listen != "" {
+		want.Admin = adminMaxConns
+	}
+	workers := cfg.Listen.Workers
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want)
+	if got.Relay > 0 {
+		cfg.Relay.MaxSessions = got.Relay
+	}
+	if got.HTTP > 0 {
+		cfg.SAGL.HTTPMaxConns = got.HTTP
+	}
+	return why, nil
 }

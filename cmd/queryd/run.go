@@ -43,6 +43,11 @@ func cmdRun(args []string, stderr io.Writer) int {
 		return 1
 	}
 	log := newLogger(cfg.Log, stderr)
+	if why, err := fitDescriptors(cfg); err != nil {
+		log.Warn("descriptor budget", "err", err)
+	} else if why != "" {
+		log.Warn(why)
+	}
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
@@ -331,6 +336,9 @@ func (d *daemon) reload() {
 	if err != nil {
 		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
+	}
+	if why, err := fitDescriptors(nc); err == nil && why != "" {
+		d.log.Warn("SIGHUP: " + why)
 	}
 	protos, err := buildProtocols(nc, deps{issuer: d.issuer, clock: d.clock, log: d.log, gamePort: firstPort(nc)})
 	if err != nil {
