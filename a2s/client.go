@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
 	"time"
 )
 
@@ -43,7 +44,9 @@ type PlayerInfo struct {
 }
 
 // Client asks one server A2S queries over UDP, answering challenges and
-// reassembling split replies. It is not safe for concurrent use.
+// reassembling split replies. It drops replies of another type or split id
+// (stale or duplicated ones) and keeps reading until Timeout; what it cannot
+// use is a *BadAnswerError. It is not safe for concurrent use.
 type Client struct {
 	conn    *net.UDPConn
 	Timeout time.Duration // per request; 0 means 2 s
@@ -68,11 +71,11 @@ func Dial(addr string) (*Client, error) {
 // Close closes the client's socket.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Info asks A2S_INFO, answering one challenge if the server sends one.
+// Info asks A2S_INFO, answering the server's challenges.
 func (c *Client) Info() (*Info, error) {
 	req := append(append([]byte{}, header...), TypeInfo)
 	req = append(req, infoPayload...)
-	p, err := c.ask(req, true)
+	p, err := c.ask(req, ReplyInfo, true)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +84,7 @@ func (c *Client) Info() (*Info, error) {
 
 // Players asks A2S_PLAYER.
 func (c *Client) Players() ([]PlayerInfo, error) {
-	p, err := c.ask([]byte{0xFF, 0xFF, 0xFF, 0xFF, TypePlayer}, false)
+	p, err := c.ask([]byte{0xFF, 0xFF, 0xFF, 0xFF, TypePlayer}, ReplyPlayer, false)
 	if err != nil {
 		return nil, err
 	}
@@ -90,18 +93,32 @@ func (c *Client) Players() ([]PlayerInfo, error) {
 
 // Rules asks A2S_RULES and returns the rules in reply order.
 func (c *Client) Rules() ([][2]string, error) {
-	p, err := c.ask([]byte{0xFF, 0xFF, 0xFF, 0xFF, TypeRules}, false)
+	p, err := c.ask([]byte{0xFF, 0xFF, 0xFF, 0xFF, TypeRules}, ReplyRules, false)
 	if err != nil {
 		return nil, err
 	}
 	return ParseRules(p)
 }
 
-// ask sends req with the challenge appended (the last token, or -1), and
-// resends once with a new token if the server answers with a challenge.
-// appendOnly: A2S_INFO carries no challenge field until it has one.
-func (c *Client) ask(base []byte, appendOnly bool) ([]byte, error) {
-	for attempt := 0; attempt < 3; attempt++ {
+// ask sends req with the challenge appended (the last token, or -1) and
+// returns the first reply of type want, reassembled when split. A challenge
+// makes it ask again with the new token, at most maxChallenges times; other
+// replies (another type, a stale split id) are dropped. The whole call ends
+// by Timeout. appendOnly: A2S_INFO carries no challenge field until it has
+// one.
+func (c *Client) ask(base []byte, want byte, appendOnly bool) ([]byte, error) {
+	t := c.Timeout
+	if t <= 0 {
+		t = 2 * time.Second
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(t)); err != nil {
+		return nil, fmt.Errorf("a2s: %w", err)
+	}
+	var rx splits
+	for challenges := 0; ; challenges++ {
+		if challenges == maxChallenges {
+			return nil, ErrOnlyChallenges
+		}
 		req := append([]byte{}, base...)
 		switch {
 		case c.hasTok:
@@ -109,81 +126,48 @@ func (c *Client) ask(base []byte, appendOnly bool) ([]byte, error) {
 		case !appendOnly:
 			req = binary.LittleEndian.AppendUint32(req, NoChallenge)
 		}
-		if err := c.send(req); err != nil {
-			return nil, err
+		if _, err := c.conn.Write(req); err != nil {
+			return nil, fmt.Errorf("a2s: send: %w", err)
 		}
-		p, err := c.receive()
-		if err != nil {
-			return nil, err
+		p, err := c.receive(&rx, want)
+		if err != nil || p != nil {
+			return p, err
 		}
-		if len(p) >= 9 && p[4] == TypeChallenge {
-			c.token, c.hasTok = binary.LittleEndian.Uint32(p[5:9]), true
-			continue
-		}
-		return p, nil
 	}
-	return nil, errors.New("a2s: the server keeps answering with challenges")
 }
 
-func (c *Client) send(p []byte) error {
-	t := c.Timeout
-	if t <= 0 {
-		t = 2 * time.Second
-	}
-	c.conn.SetDeadline(time.Now().Add(t))
-	if _, err := c.conn.Write(p); err != nil {
-		return fmt.Errorf("a2s: send: %w", err)
-	}
-	return nil
-}
-
-// receive reads one reply, reassembling Source split packets.
-func (c *Client) receive() ([]byte, error) {
-	var parts [][]byte
-	var id uint32
-	got := 0
+// receive reads until a reply of type want (returned) or a challenge (nil,
+// the token kept) arrives. At the deadline it says what came instead.
+func (c *Client) receive(rx *splits, want byte) ([]byte, error) {
 	for {
 		n, err := c.conn.Read(c.buf)
 		if err != nil {
+			if ferr := rx.failure(); ferr != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, ferr
+			}
 			return nil, fmt.Errorf("a2s: receive: %w", err)
 		}
 		d := c.buf[:n]
-		if n < 5 {
-			return nil, fmt.Errorf("a2s: reply of %d bytes is too short", n)
+		if isSplit(d) {
+			whole, err := rx.add(d)
+			if err != nil {
+				return nil, err
+			}
+			if whole == nil {
+				continue // more fragments to come, or dropped
+			}
+			d = whole
 		}
-		switch binary.LittleEndian.Uint32(d) {
-		case 0xFFFFFFFF:
-			return append([]byte{}, d...), nil
-		case 0xFFFFFFFE:
+		switch {
+		case len(d) < 5 || binary.LittleEndian.Uint32(d) != 0xFFFFFFFF:
+			rx.drop(fmt.Sprintf("reply of %d bytes without the FF FF FF FF header", len(d)))
+		case d[4] == TypeChallenge && len(d) >= 9:
+			c.token, c.hasTok = binary.LittleEndian.Uint32(d[5:9]), true
+			return nil, nil
+		case d[4] != want:
+			rx.drop(fmt.Sprintf("want a %q reply, got %q", want, d[4]))
 		default:
-			return nil, fmt.Errorf("a2s: reply with unknown header % x", d[:4])
-		}
-		if n < 12 {
-			return nil, errors.New("a2s: split fragment too short")
-		}
-		fid, total, num := binary.LittleEndian.Uint32(d[4:]), int(d[8]), int(d[9])
-		if fid&0x80000000 != 0 {
-			return nil, errors.New("a2s: compressed split replies are not supported")
-		}
-		if parts == nil {
-			if total == 0 {
-				return nil, errors.New("a2s: split reply with 0 fragments")
-			}
-			parts, id = make([][]byte, total), fid
-		}
-		if fid != id || total != len(parts) || num >= total {
-			continue // a fragment of another reply
-		}
-		if parts[num] == nil {
-			parts[num] = append([]byte{}, d[12:]...)
-			got++
-		}
-		if got == total {
-			var all []byte
-			for _, p := range parts {
-				all = append(all, p...)
-			}
-			return all, nil
+			return append([]byte{}, d...), nil
 		}
 	}
 }
@@ -196,7 +180,7 @@ type reader struct {
 
 func (r *reader) need(n int) bool {
 	if r.err == nil && len(r.b) < n {
-		r.err = errors.New("a2s: reply cut short")
+		r.err = badAnswer("reply cut short")
 	}
 	return r.err == nil
 }
@@ -248,13 +232,13 @@ func (r *reader) str() string {
 			return s
 		}
 	}
-	r.err = errors.New("a2s: string without its NUL")
+	r.err = badAnswer("string without its NUL")
 	return ""
 }
 
 func expect(p []byte, typ byte) (*reader, error) {
 	if len(p) < 5 || binary.LittleEndian.Uint32(p) != 0xFFFFFFFF || p[4] != typ {
-		return nil, fmt.Errorf("a2s: want a %q reply", typ)
+		return nil, badAnswer("want a %q reply", typ)
 	}
 	return &reader{b: p[5:]}, nil
 }

@@ -1,6 +1,7 @@
 package a2s
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -37,6 +38,41 @@ func FuzzServe(f *testing.F) {
 			if n > len(req) {
 				t.Fatalf("unproven reply of %d bytes to a %d-byte request", n, len(req))
 			}
+		}
+	})
+}
+
+// FuzzClientReplies: the client's reply parsers and its split reassembly
+// take any bytes without panicking; what they refuse is a BadAnswerError,
+// and the fragments kept stay within the bounds.
+func FuzzClientReplies(f *testing.F) {
+	f.Add(bigInfo())
+	f.Add(bigPlayers())
+	f.Add([]byte("\xFF\xFF\xFF\xFFE\x01\x00k\x00v\x00"))
+	f.Add([]byte("\xFE\xFF\xFF\xFF\x01\x00\x00\x00\x02\x00\xe0\x04xx"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var bad *BadAnswerError
+		for _, parse := range []func([]byte) error{
+			func(p []byte) error { _, err := ParseInfo(p); return err },
+			func(p []byte) error { _, err := ParsePlayers(p); return err },
+			func(p []byte) error { _, err := ParseRules(p); return err },
+		} {
+			if err := parse(p); err != nil && !errors.As(err, &bad) {
+				t.Fatalf("%v is not a BadAnswerError", err)
+			}
+		}
+		var s splits
+		for i := 0; i+12 <= len(p); i += 12 + int(p[i]%32) {
+			d := append([]byte{0xFE, 0xFF, 0xFF, 0xFF}, p[i+4:min(len(p), i+12+int(p[i]%32))]...)
+			if _, err := s.add(d); err != nil && !errors.As(err, &bad) {
+				t.Fatalf("%v is not a BadAnswerError", err)
+			}
+			if len(s.pending) > maxSplits || s.bytes > maxSplitBytes {
+				t.Fatalf("%d replies, %d bytes kept", len(s.pending), s.bytes)
+			}
+		}
+		if err := s.failure(); err != nil && !errors.As(err, &bad) {
+			t.Fatalf("%v is not a BadAnswerError", err)
 		}
 	})
 }

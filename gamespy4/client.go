@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"time"
 )
@@ -66,7 +67,7 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Handshake asks for a challenge token.
 func (c *Client) Handshake() (uint32, error) {
-	p, err := c.ask(append([]byte{Magic[0], Magic[1], TypeHandshake}, c.Session[:]...))
+	p, err := c.ask(append([]byte{Magic[0], Magic[1], TypeHandshake}, c.Session[:]...), TypeHandshake)
 	if err != nil {
 		return 0, err
 	}
@@ -91,21 +92,37 @@ func (c *Client) Full() (*Full, error) {
 	return ParseFull(p, c.Session)
 }
 
+// stat performs a handshake and asks a stat with its token. A stat request
+// answered with a handshake reply (a new token) is asked again with that
+// token, up to maxChallenges tokens in all.
 func (c *Client) stat(full bool) ([]byte, error) {
 	tok, err := c.Handshake()
 	if err != nil {
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
-	req := append([]byte{Magic[0], Magic[1], TypeStat}, c.Session[:]...)
-	req = binary.BigEndian.AppendUint32(req, tok)
-	if full {
-		req = append(req, 0xFF, 0xFF, 0xFF, 0x01)
+	for tokens := 1; ; tokens++ { // the handshake's token is the first
+		req := append([]byte{Magic[0], Magic[1], TypeStat}, c.Session[:]...)
+		req = binary.BigEndian.AppendUint32(req, tok)
+		if full {
+			req = append(req, 0xFF, 0xFF, 0xFF, 0x01)
+		}
+		p, err := c.ask(req, TypeStat, TypeHandshake)
+		if err != nil || p[0] == TypeStat {
+			return p, err
+		}
+		if tokens+1 == maxChallenges { // p is the maxChallenges-th token
+			return nil, ErrOnlyChallenges
+		}
+		if tok, err = ParseHandshake(p, c.Session); err != nil {
+			return nil, err
+		}
 	}
-	return c.ask(req)
 }
 
-// ask sends req and returns the reply datagram.
-func (c *Client) ask(req []byte) ([]byte, error) {
+// ask sends req and returns the first reply of one of the types wanted
+// with this client's session id; other replies are dropped. It ends by
+// Timeout: with a BadAnswerError when only dropped replies came.
+func (c *Client) ask(req []byte, want ...byte) ([]byte, error) {
 	t := c.Timeout
 	if t <= 0 {
 		t = 2 * time.Second
@@ -116,11 +133,28 @@ func (c *Client) ask(req []byte) ([]byte, error) {
 	if _, err := c.conn.Write(req); err != nil {
 		return nil, fmt.Errorf("gamespy4: send: %w", err)
 	}
-	n, err := c.conn.Read(c.buf)
-	if err != nil {
-		return nil, fmt.Errorf("gamespy4: receive: %w", err)
+	dropped, reason := 0, ""
+	for {
+		n, err := c.conn.Read(c.buf)
+		if err != nil {
+			if dropped > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, badAnswer("%s (%d replies dropped)", reason, dropped)
+			}
+			return nil, fmt.Errorf("gamespy4: receive: %w", err)
+		}
+		p := c.buf[:n]
+		switch {
+		case n < HeaderLen:
+			reason = fmt.Sprintf("reply of %d bytes is too short", n)
+		case !bytes.Contains(want, p[:1]):
+			reason = fmt.Sprintf("want reply type %#x, got %#x", want[0], p[0])
+		case !bytes.Equal(p[1:HeaderLen], c.Session[:]):
+			reason = fmt.Sprintf("session id % x, want % x", p[1:HeaderLen], c.Session[:])
+		default:
+			return append([]byte{}, p...), nil
+		}
+		dropped++
 	}
-	return append([]byte{}, c.buf[:n]...), nil
 }
 
 // reader decodes reply fields.
@@ -135,7 +169,7 @@ func (r *reader) str() string {
 	}
 	i := bytes.IndexByte(r.b, 0)
 	if i < 0 {
-		r.err = errors.New("gamespy4: string without its NUL")
+		r.err = badAnswer("string without its NUL")
 		return ""
 	}
 	s := string(r.b[:i])
@@ -145,7 +179,7 @@ func (r *reader) str() string {
 
 func (r *reader) fixed(n int) []byte {
 	if r.err == nil && len(r.b) < n {
-		r.err = errors.New("gamespy4: reply cut short")
+		r.err = badAnswer("reply cut short")
 	}
 	if r.err != nil {
 		return nil
@@ -158,13 +192,13 @@ func (r *reader) fixed(n int) []byte {
 // expect checks a reply's type byte and session id.
 func expect(p []byte, typ byte, session [4]byte) (*reader, error) {
 	if len(p) < HeaderLen {
-		return nil, fmt.Errorf("gamespy4: reply of %d bytes is too short", len(p))
+		return nil, badAnswer("reply of %d bytes is too short", len(p))
 	}
 	if p[0] != typ {
-		return nil, fmt.Errorf("gamespy4: want reply type %#x, got %#x", typ, p[0])
+		return nil, badAnswer("want reply type %#x, got %#x", typ, p[0])
 	}
 	if !bytes.Equal(p[1:HeaderLen], session[:]) {
-		return nil, fmt.Errorf("gamespy4: session id % x, want % x", p[1:HeaderLen], session[:])
+		return nil, badAnswer("session id % x, want % x", p[1:HeaderLen], session[:])
 	}
 	return &reader{b: p[HeaderLen:]}, nil
 }
@@ -172,7 +206,7 @@ func expect(p []byte, typ byte, session [4]byte) (*reader, error) {
 // done reports the reader's error, or an error when bytes are left over.
 func (r *reader) done() error {
 	if r.err == nil && len(r.b) > 0 {
-		r.err = fmt.Errorf("gamespy4: %d bytes after the reply", len(r.b))
+		r.err = badAnswer("%d bytes after the reply", len(r.b))
 	}
 	return r.err
 }
@@ -189,7 +223,7 @@ func ParseHandshake(p []byte, session [4]byte) (uint32, error) {
 	}
 	tok, err := strconv.ParseInt(s, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("gamespy4: token %q: %w", s, err)
+		return 0, badAnswer("token %q is not a decimal int32", s)
 	}
 	return uint32(tok), nil
 }
@@ -217,7 +251,7 @@ func ParseFull(p []byte, session [4]byte) (*Full, error) {
 		return nil, err
 	}
 	if pad := r.fixed(len(splitnumHeader)); pad != nil && !bytes.Equal(pad, splitnumHeader) {
-		return nil, fmt.Errorf("gamespy4: full stat starts with % x, want splitnum padding", pad)
+		return nil, badAnswer("full stat starts with % x, want splitnum padding", pad)
 	}
 	f := &Full{Keys: [][2]string{}, Players: []string{}}
 	for r.err == nil {
@@ -228,7 +262,7 @@ func ParseFull(p []byte, session [4]byte) (*Full, error) {
 		f.Keys = append(f.Keys, [2]string{k, r.str()})
 	}
 	if pad := r.fixed(len(playerHeader)); pad != nil && !bytes.Equal(pad, playerHeader) {
-		return nil, fmt.Errorf("gamespy4: player section starts with % x, want \\x01player_\\x00\\x00", pad)
+		return nil, badAnswer("player section starts with % x, want \\x01player_\\x00\\x00", pad)
 	}
 	for r.err == nil {
 		name := r.str()

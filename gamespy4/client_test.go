@@ -1,6 +1,7 @@
 package gamespy4
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -48,8 +49,9 @@ func TestParseRepliesRejectBroken(t *testing.T) {
 		"too short": func() error { _, err := ParseFull([]byte{0, 0}, s); return err },
 	}
 	for name, f := range cases {
-		if f() == nil {
-			t.Errorf("%s: accepted", name)
+		var bad *BadAnswerError
+		if err := f(); !errors.As(err, &bad) {
+			t.Errorf("%s: err %v, want a BadAnswerError", name, err)
 		}
 	}
 }

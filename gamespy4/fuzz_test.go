@@ -1,6 +1,7 @@
 package gamespy4
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/queryd/queryd/wire"
@@ -58,10 +59,17 @@ func FuzzParseReplies(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1})
 	session := [4]byte{0, 0, 0, 1}
 	f.Fuzz(func(t *testing.T, p []byte) {
-		ParseHandshake(p, session)
-		ParseBasic(p, session)
-		if full, err := ParseFull(p, session); err == nil && (full.Keys == nil || full.Players == nil) {
+		_, err1 := ParseHandshake(p, session)
+		_, err2 := ParseBasic(p, session)
+		full, err3 := ParseFull(p, session)
+		if err3 == nil && (full.Keys == nil || full.Players == nil) {
 			t.Fatalf("% x: full stat without its sections", p)
+		}
+		var bad *BadAnswerError
+		for _, err := range []error{err1, err2, err3} {
+			if err != nil && !errors.As(err, &bad) {
+				t.Fatalf("% x: %v is not a BadAnswerError", p, err)
+			}
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"time"
 )
@@ -33,10 +34,10 @@ type Status struct {
 }
 
 var (
-	errNoReply  = errors.New("quake3: not the expected reply")
-	errBadInfo  = errors.New("quake3: info string does not start with \\ or has a key without a value")
-	errBadLine  = errors.New("quake3: bad player line")
-	errEchoMiss = errors.New("quake3: reply does not echo the challenge")
+	errNoReply  = &BadAnswerError{What: "not the expected reply"}
+	errBadInfo  = &BadAnswerError{What: "info string does not start with \\ or has a key without a value"}
+	errBadLine  = &BadAnswerError{What: "bad player line"}
+	errEchoMiss = &BadAnswerError{What: "reply does not echo the challenge"}
 )
 
 // ParseInfoString parses `\key\value\key\value…`. An empty string is an empty Info.
@@ -134,61 +135,77 @@ func Dial(addr string) (*Client, error) {
 // Close closes the client's socket.
 func (c *Client) Close() error { return c.conn.Close() }
 
-// Info sends "getinfo <random challenge>" and checks the challenge comes back.
+// Info sends "getinfo <random challenge>" and returns the first
+// infoResponse that echoes the challenge.
 func (c *Client) Info() (*Info, error) {
 	ch := newChallenge()
-	p, err := c.ask("getinfo "+ch, infoHeader)
+	var inf *Info
+	err := c.ask("getinfo "+ch, infoHeader, func(p []byte) (err error) {
+		if inf, err = ParseInfoResponse(p); err == nil && inf.Get("challenge") != ch {
+			err = errEchoMiss
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	inf, err := ParseInfoResponse(p)
-	if err != nil {
-		return nil, err
-	}
-	if inf.Get("challenge") != ch {
-		return nil, errEchoMiss
 	}
 	return inf, nil
 }
 
-// Status sends "getstatus <random challenge>" and checks the challenge
-// comes back.
+// Status sends "getstatus <random challenge>" and returns the first
+// statusResponse that echoes the challenge.
 func (c *Client) Status() (*Status, error) {
 	ch := newChallenge()
-	p, err := c.ask("getstatus "+ch, statusHeader)
+	var st *Status
+	err := c.ask("getstatus "+ch, statusHeader, func(p []byte) (err error) {
+		if st, err = ParseStatusResponse(p); err == nil && st.Info.Get("challenge") != ch {
+			err = errEchoMiss
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	st, err := ParseStatusResponse(p)
-	if err != nil {
-		return nil, err
-	}
-	if st.Info.Get("challenge") != ch {
-		return nil, errEchoMiss
 	}
 	return st, nil
 }
 
-// ask sends one command and returns the first reply starting with want.
-func (c *Client) ask(cmd string, want []byte) ([]byte, error) {
+// ask sends one command and hands each reply starting with want to accept
+// until it takes one (nil). A reply that does not echo the challenge (a
+// stale one) and replies of other kinds are dropped; any other error of
+// accept ends the call. It ends by Timeout: with a BadAnswerError when only
+// dropped replies came.
+func (c *Client) ask(cmd string, want []byte, accept func(p []byte) error) error {
 	t := c.Timeout
 	if t <= 0 {
 		t = 2 * time.Second
 	}
+	if err := c.conn.SetDeadline(time.Now().Add(t)); err != nil {
+		return fmt.Errorf("quake3: %w", err)
+	}
 	if _, err := c.conn.Write(append(append([]byte{}, header...), cmd...)); err != nil {
-		return nil, fmt.Errorf("quake3: send: %w", err)
+		return fmt.Errorf("quake3: send: %w", err)
 	}
-	deadline := time.Now().Add(t)
-	if err := c.conn.SetReadDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("quake3: %w", err)
-	}
+	dropped, reason := 0, ""
 	for {
 		n, err := c.conn.Read(c.buf)
 		if err != nil {
-			return nil, fmt.Errorf("quake3: receive: %w", err)
+			if dropped > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+				return badAnswer("%s (%d replies dropped)", reason, dropped)
+			}
+			return fmt.Errorf("quake3: receive: %w", err)
 		}
-		if bytes.HasPrefix(c.buf[:n], want) {
-			return append([]byte(nil), c.buf[:n]...), nil
+		p := c.buf[:n]
+		if !bytes.HasPrefix(p, want) {
+			dropped, reason = dropped+1, fmt.Sprintf("want a reply starting %q", want)
+			continue
+		}
+		switch err := accept(p); {
+		case err == errEchoMiss:
+			dropped, reason = dropped+1, errEchoMiss.What
+		case err != nil:
+			return err
+		default:
+			return nil
 		}
 	}
 }

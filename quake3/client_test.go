@@ -1,6 +1,7 @@
 package quake3
 
 import (
+	"errors"
 	"net"
 	"reflect"
 	"testing"
@@ -83,12 +84,29 @@ func TestParseReplies(t *testing.T) {
 	for _, s := range bad {
 		_, err1 := ParseInfoResponse([]byte(s))
 		_, err2 := ParseStatusResponse([]byte(s))
-		if err1 == nil && err2 == nil {
-			t.Errorf("%q parsed", s)
+		var bad1, bad2 *BadAnswerError
+		if !errors.As(err1, &bad1) || !errors.As(err2, &bad2) {
+			t.Errorf("%q: %v, %v; want BadAnswerErrors", s, err1, err2)
 		}
 	}
 	st, err := ParseStatusResponse([]byte(q3 + "statusResponse\n\\a\\1\\b\\\n-4 999 \"x y \"z\"\n"))
 	if err != nil || st.Info.Get("a") != "1" || len(st.Info.Keys) != 2 || st.Players[0] != (PlayerLine{-4, 999, `x y "z`}) {
 		t.Errorf("%+v %v", st, err)
 	}
+}
+
+// FuzzParseReplies: the client's reply parsers take any bytes without
+// panicking, and what they refuse is a BadAnswerError.
+func FuzzParseReplies(f *testing.F) {
+	f.Add([]byte(q3 + "infoResponse\n\\challenge\\x\\hostname\\h"))
+	f.Add([]byte(q3 + "statusResponse\n\\k\\v\n1 2 \"n\"\n-3 4 \"m\"\n"))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var bad *BadAnswerError
+		if _, err := ParseInfoResponse(p); err != nil && !errors.As(err, &bad) {
+			t.Fatalf("%v is not a BadAnswerError", err)
+		}
+		if _, err := ParseStatusResponse(p); err != nil && !errors.As(err, &bad) {
+			t.Fatalf("%v is not a BadAnswerError", err)
+		}
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -86,11 +85,6 @@ type Client struct {
 	buf   []byte
 }
 
-// maxJSON bounds what a client accepts as the JSON's total length.
-const maxJSON = 16 << 20
-
-var errTimeout = errors.New("sagl: no complete answer in time")
-
 // Dial makes a client for the server at addr ("host:port").
 func Dial(addr string) (*Client, error) {
 	ua, err := net.ResolveUDPAddr("udp", addr)
@@ -139,20 +133,42 @@ func (c *Client) read(t time.Time) ([]byte, error) {
 	return c.buf[:n], nil
 }
 
-// challenged takes the token from a challenge reply, if p is one.
-func (c *Client) challenged(p []byte) bool {
+// challenged reports whether p is a challenge; ask is true when it brings
+// a new token (taken), to send again with. The maxChallenges-th new token
+// ends the call with ErrOnlyChallenges.
+func (c *Client) challenged(p []byte, t *tally) (challenge, ask bool, err error) {
 	tok, ok := parseToken(p)
-	if ok {
-		c.token = tok
+	if !ok {
+		return false, false, nil
 	}
-	return ok
+	t.challenges++
+	if tok == c.token {
+		return true, false, nil
+	}
+	if t.tokens++; t.tokens == maxChallenges {
+		return true, false, ErrOnlyChallenges
+	}
+	c.token = tok
+	return true, true, nil
+}
+
+// oversized notes a datagram over the protocol's MaxDatagram bytes.
+func oversized(p []byte, t *tally) bool {
+	if len(p) > MaxDatagram {
+		t.drop(fmt.Sprintf("datagram of %d bytes, over the protocol's %d", len(p), MaxDatagram))
+		return true
+	}
+	return false
 }
 
 // Info asks for the JSON and reassembles its parts. When a part with a new
 // serial arrives, the JSON changed in between: it starts again from that one.
+// Datagrams over 1,200 bytes, and parts that do not fit their JSON, are
+// dropped; the call ends by Timeout.
 func (c *Client) Info() (*Result, error) {
 	deadline, retry := c.timeouts()
 	var asm assembly
+	var t tally
 	var rtt time.Duration
 	for time.Now().Before(deadline) {
 		sent := time.Now()
@@ -165,83 +181,115 @@ func (c *Client) Info() (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if p == nil || c.challenged(p) {
-				break // ask again (with the new token)
+			if p == nil {
+				break // ask again
 			}
-			if !asm.add(p) {
+			if oversized(p, &t) {
+				continue
+			}
+			challenge, ask, err := c.challenged(p, &t)
+			if err != nil {
+				return nil, err
+			}
+			if ask {
+				break // ask again with the new token
+			}
+			if challenge {
+				continue
+			}
+			if why := asm.add(p); why != "" {
+				t.drop(why)
 				continue
 			}
 			if rtt == 0 {
 				rtt = time.Since(sent)
 			}
 			if js := asm.done(); js != nil {
-				return newResult(js, asm.serial, rtt)
+				serial := asm.serial
+				asm = assembly{} // the parts are garbage now: only the JSON is decoded
+				return newResult(js, serial, rtt, deadline)
 			}
 			wait = earliest(time.Now().Add(retry), deadline)
 		}
 	}
-	return nil, errTimeout
+	return nil, t.failure(asm.progress())
 }
 
-func newResult(js []byte, serial uint32, rtt time.Duration) (*Result, error) {
-	r := &Result{JSON: js, Serial: serial, RTT: rtt}
-	if err := json.Unmarshal(js, &r.Info); err != nil {
-		return nil, fmt.Errorf("sagl: the reassembled JSON: %w", err)
-	}
-	return r, nil
-}
-
-// assembly collects the parts of one serial.
+// assembly collects the parts of one serial: at most its total bytes, one
+// allocation per part received (a header alone allocates nothing more).
 type assembly struct {
 	serial uint32
 	total  int
-	parts  [][]byte
-	got    int
+	parts  int
+	got    map[int][]byte
 	size   int
 }
 
-// add takes one info reply; it reports whether p was a usable part.
-func (a *assembly) add(p []byte) bool {
+// add takes one info reply; it returns why p is not a usable part ("" when
+// it is one).
+func (a *assembly) add(p []byte) string {
 	if len(p) < InfoHeader || [4]byte(p[:4]) != replyMagic || p[4] != Version || p[5] != KindInfo {
-		return false
+		return fmt.Sprintf("reply of %d bytes that is not an info part", len(p))
 	}
 	serial := binary.LittleEndian.Uint32(p[8:])
 	total := int(binary.LittleEndian.Uint32(p[12:]))
 	part, parts := int(binary.LittleEndian.Uint16(p[16:])), int(binary.LittleEndian.Uint16(p[18:]))
-	if parts == 0 || part >= parts || total > maxJSON || total > parts*PartSize {
-		return false
+	data := p[InfoHeader:]
+	switch {
+	case parts == 0 || part >= parts:
+		return fmt.Sprintf("info part %d of %d", part, parts)
+	case total > MaxJSON:
+		return fmt.Sprintf("JSON of %d bytes, over the client's %d", total, MaxJSON)
+	case total > parts*PartSize:
+		return fmt.Sprintf("JSON of %d bytes in %d parts of at most %d", total, parts, PartSize)
+	case len(data) > PartSize:
+		return fmt.Sprintf("info part of %d bytes, over %d", len(data), PartSize)
 	}
-	if a.parts == nil || serial != a.serial || parts != len(a.parts) || total != a.total {
-		*a = assembly{serial: serial, total: total, parts: make([][]byte, parts)}
+	if a.got == nil || serial != a.serial || parts != a.parts || total != a.total {
+		*a = assembly{serial: serial, total: total, parts: parts, got: map[int][]byte{}}
 	}
-	if a.parts[part] == nil {
-		a.parts[part] = append([]byte{}, p[InfoHeader:]...)
-		a.got++
-		a.size += len(a.parts[part])
+	if _, dup := a.got[part]; dup {
+		return ""
 	}
-	return true
+	if a.size+len(data) > total {
+		return fmt.Sprintf("info parts adding up past the JSON's %d bytes", total)
+	}
+	a.got[part] = append([]byte{}, data...)
+	a.size += len(data)
+	return ""
 }
 
 // done returns the JSON once every part is in and the lengths add up.
 func (a *assembly) done() []byte {
-	if a.got != len(a.parts) || a.size != a.total {
+	if a.got == nil || len(a.got) != a.parts || a.size != a.total {
 		return nil
 	}
 	js := make([]byte, 0, a.total)
-	for _, p := range a.parts {
-		js = append(js, p...)
+	for i := range a.parts {
+		js = append(js, a.got[i]...)
 	}
 	return js
+}
+
+// progress says how far the assembly got ("" before the first part).
+func (a *assembly) progress() string {
+	if a.got == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d parts", len(a.got), a.parts)
 }
 
 // logoWindow is how many pieces Logo asks for at once.
 const logoWindow = 16
 
 // Logo fetches the logo piece by piece and checks it against its SHA-256.
-// It returns a result with nil Data when the server has no logo.
+// It returns a result with nil Data when the server has no logo. The first
+// piece fixes the size and hash: pieces of another logo, datagrams over
+// 1,200 bytes and logos over MaxLogo are dropped; the call ends by Timeout.
 func (c *Client) Logo() (*LogoResult, error) {
 	deadline, retry := c.timeouts()
 	var f logoFetch
+	var t tally
 	for time.Now().Before(deadline) {
 		offs := f.missing(logoWindow)
 		sent := time.Now()
@@ -250,7 +298,7 @@ func (c *Client) Logo() (*LogoResult, error) {
 				return nil, err
 			}
 		}
-		if err := c.collect(&f, len(offs), earliest(sent.Add(retry), deadline)); err != nil {
+		if err := c.collect(&f, &t, len(offs), earliest(sent.Add(retry), deadline)); err != nil {
 			return nil, err
 		}
 		if f.rtt == 0 && f.known {
@@ -261,36 +309,50 @@ func (c *Client) Logo() (*LogoResult, error) {
 		}
 		if data := f.done(); data != nil {
 			if sha256.Sum256(data) != f.sum {
-				return nil, fmt.Errorf("sagl: logo does not match its SHA-256 %s", hex.EncodeToString(f.sum[:]))
+				return nil, badAnswer("the logo does not match its SHA-256 %s", hex.EncodeToString(f.sum[:]))
 			}
 			return &LogoResult{Data: data, Sum: f.sum, RTT: f.rtt}, nil
 		}
 	}
-	return nil, errTimeout
+	return nil, t.failure(f.progress())
 }
 
-// collect reads logo replies into f until n arrived, a challenge came, or wait.
-func (c *Client) collect(f *logoFetch, n int, wait time.Time) error {
+// collect reads logo replies into f until n arrived, a new token came, or wait.
+func (c *Client) collect(f *logoFetch, t *tally, n int, wait time.Time) error {
 	for got := 0; got < n; {
 		p, err := c.read(wait)
-		if err != nil || p == nil || c.challenged(p) {
+		if err != nil || p == nil {
 			return err
 		}
-		if f.add(p) {
-			got++
+		if oversized(p, t) {
+			continue
 		}
+		challenge, ask, err := c.challenged(p, t)
+		if err != nil || ask {
+			return err
+		}
+		if challenge {
+			continue
+		}
+		if why := f.add(p); why != "" {
+			t.drop(why)
+			continue
+		}
+		got++
 	}
 	return nil
 }
 
-// logoFetch collects the pieces of one logo (one size and hash).
+// logoFetch collects the pieces of one logo: the size and hash of the first
+// piece received, its bytes in one buffer of that size.
 type logoFetch struct {
-	known  bool
-	size   int
-	sum    [32]byte
-	pieces [][]byte
-	got    int
-	rtt    time.Duration
+	known bool
+	size  int
+	sum   [32]byte
+	data  []byte
+	have  []bool // by piece
+	got   int
+	rtt   time.Duration
 }
 
 // missing returns up to n offsets still to ask for (offset 0 first).
@@ -299,50 +361,58 @@ func (f *logoFetch) missing(n int) []uint32 {
 		return []uint32{0}
 	}
 	var out []uint32
-	for i, p := range f.pieces {
-		if p == nil && len(out) < n {
+	for i, ok := range f.have {
+		if !ok && len(out) < n {
 			out = append(out, uint32(i*LogoPiece))
 		}
 	}
 	return out
 }
 
-// add takes one logo reply; a new size or hash starts the fetch again.
-func (f *logoFetch) add(p []byte) bool {
+// add takes one logo reply; it returns why p is not a usable piece ("" when
+// it is one).
+func (f *logoFetch) add(p []byte) string {
 	if len(p) < LogoHeader || [4]byte(p[:4]) != replyMagic || p[4] != Version || p[5] != KindLogo {
-		return false
+		return fmt.Sprintf("reply of %d bytes that is not a logo piece", len(p))
 	}
 	size := int(binary.LittleEndian.Uint32(p[8:]))
 	off := int(binary.LittleEndian.Uint32(p[12:]))
 	sum := [32]byte(p[16:48])
-	if size > maxJSON*4 {
-		return false
-	}
-	if !f.known || size != f.size || sum != f.sum {
-		*f = logoFetch{known: true, size: size, sum: sum, rtt: f.rtt,
-			pieces: make([][]byte, (size+LogoPiece-1)/LogoPiece)}
-	}
 	data := p[LogoHeader:]
-	if size == 0 || off%LogoPiece != 0 || off >= size || len(data) != min(LogoPiece, size-off) {
-		return size == 0
+	switch {
+	case size > MaxLogo:
+		return fmt.Sprintf("logo of %d bytes, over the client's %d", size, MaxLogo)
+	case f.known && (size != f.size || sum != f.sum):
+		return "logo piece of another logo (its size or SHA-256 differs from the first piece's)"
+	case size > 0 && (off%LogoPiece != 0 || off >= size || len(data) != min(LogoPiece, size-off)):
+		return fmt.Sprintf("logo piece at offset %d of %d bytes does not fit a logo of %d", off, len(data), size)
 	}
-	if i := off / LogoPiece; f.pieces[i] == nil {
-		f.pieces[i] = append([]byte{}, data...)
+	if !f.known {
+		*f = logoFetch{known: true, size: size, sum: sum, rtt: f.rtt,
+			data: make([]byte, size), have: make([]bool, (size+LogoPiece-1)/LogoPiece)}
+	}
+	if i := off / LogoPiece; size > 0 && !f.have[i] {
+		copy(f.data[off:], data)
+		f.have[i] = true
 		f.got++
 	}
-	return true
+	return ""
 }
 
 // done returns the logo once every piece is in.
 func (f *logoFetch) done() []byte {
-	if !f.known || f.size == 0 || f.got != len(f.pieces) {
+	if !f.known || f.size == 0 || f.got != len(f.have) {
 		return nil
 	}
-	data := make([]byte, 0, f.size)
-	for _, p := range f.pieces {
-		data = append(data, p...)
+	return f.data
+}
+
+// progress says how far the fetch got ("" before the first piece).
+func (f *logoFetch) progress() string {
+	if !f.known {
+		return ""
 	}
-	return data
+	return fmt.Sprintf("%d of %d logo pieces", f.got, len(f.have))
 }
 
 func earliest(a, b time.Time) time.Time {

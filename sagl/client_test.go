@@ -179,14 +179,17 @@ func FuzzClientReplies(f *testing.F) {
 	f.Add(PutChallenge(make([]byte, 12), 9))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		var a assembly
-		if a.add(p) {
+		if a.add(p) == "" {
 			a.done()
+			a.progress()
 		}
 		var lf logoFetch
-		if lf.add(p) {
+		if lf.add(p) == "" {
 			lf.done()
 			lf.missing(4)
+			lf.progress()
 		}
 		parseToken(p)
+		checkJSON(p)
 	})
 }

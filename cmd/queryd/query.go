@@ -114,7 +114,8 @@ type queryResult struct {
 
 // queryAll asks every named protocol at once. With rtt, a protocol that
 // answered is probed once more for its round trip; a protocol that failed
-// is always probed, to tell "no answer" from "answered only with challenges".
+// is probed unless its error says why, to tell "no answer" from "answered
+// only with challenges".
 func queryAll(addr string, names []string, q queryOpts, rtt bool) []queryResult {
 	out := make([]queryResult, len(names))
 	var wg sync.WaitGroup
@@ -142,9 +143,13 @@ func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
 	if _, steps := firstStep[name]; steps {
 		qq.timeout = share / 2
 	}
+	// timed allows a little over the share, so that a client ending at its
+	// own deadline says why (a bad answer, only challenges) before timed
+	// cuts it off; the probe gets the rest of -timeout.
+	grace := (q.timeout - share) / 4
 	r := queryResult{proto: name}
-	r.value, r.err = timed(queriers[name], addr, qq, share)
-	if r.err != nil || rtt {
+	r.value, r.err = timed(queriers[name], addr, qq, share+grace)
+	if (r.err != nil && !diagnosed(r.err)) || (r.err == nil && rtt) {
 		r.probe = probe(name, addr, time.Until(deadline))
 	}
 	return r

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/gamespy4"
+	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
 )
 
@@ -43,9 +46,12 @@ var probes = map[string]probeSpec{
 		challenge: func([]byte) bool { return true }, // the handshake answers a token
 	},
 	"sagl": {
-		req:       sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo}),
-		reply:     func(p []byte) bool { return len(p) >= 6 && bytes.HasPrefix(p, []byte("SAGR")) },
-		challenge: func(p []byte) bool { return p[5] == sagl.KindChallenge },
+		req:   sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo}),
+		reply: func(p []byte) bool { return len(p) >= 6 && bytes.HasPrefix(p, []byte("SAGR")) },
+		// The probe's token 0 always gets a challenge, which says nothing
+		// about the query: the client itself says when only challenges
+		// came (sagl.ErrOnlyChallenges).
+		challenge: func([]byte) bool { return false },
 	},
 	"quake3": {
 		req:       []byte("\xFF\xFF\xFF\xFFgetinfo queryd-probe"),
@@ -100,13 +106,29 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 // isTimeout reports whether err means "no (complete) answer in time".
 func isTimeout(err error) bool {
 	var ne net.Error
-	switch {
-	case errors.Is(err, errCutOff), errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return true
-	}
-	// The SAGL client's timeout (an unexported value).
-	return strings.Contains(err.Error(), "no complete answer")
+	return errors.Is(err, errCutOff) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
+
+// isBadAnswer reports whether a client got a reply it could not use.
+func isBadAnswer(err error) bool {
+	var (
+		a *a2s.BadAnswerError
+		g *gamespy4.BadAnswerError
+		s *sagl.BadAnswerError
+		q *quake3.BadAnswerError
+	)
+	return errors.As(err, &a) || errors.As(err, &g) || errors.As(err, &s) || errors.As(err, &q)
+}
+
+// isOnlyChallenges reports whether a client gave up after challenges only.
+func isOnlyChallenges(err error) bool {
+	return errors.Is(err, a2s.ErrOnlyChallenges) || errors.Is(err, gamespy4.ErrOnlyChallenges) ||
+		errors.Is(err, sagl.ErrOnlyChallenges)
+}
+
+// diagnosed reports whether err says by itself why the query failed, so
+// that no probe is needed to explain it.
+func diagnosed(err error) bool { return isBadAnswer(err) || isOnlyChallenges(err) }
 
 // firstStep is the error prefix each protocol's query puts on its first
 // request; an error with another prefix came after a first answer.
@@ -117,21 +139,25 @@ var firstStep = map[string]string{
 }
 
 // failure explains why a protocol did not answer, in words an operator can
-// act on, with the client's own error at the end.
+// act on, with the client's own error at the end: a reply the client could
+// not use first, then a client that got only challenges, then the timeouts,
+// told apart by the probe.
 func (r queryResult) failure() string {
 	err, p := r.err, r.probe
 	why := err.Error()
-	challengesOnly := strings.Contains(why, "keeps answering with challenges") || (p.replied && p.challenge)
 	partial := firstStep[r.proto] != "" && !errors.Is(err, errCutOff) && !strings.HasPrefix(why, firstStep[r.proto])
+	const challenges = "answered only with challenges: the server sent a challenge but did not answer the request carrying it back, so it refused the token (the source address changed between requests, e.g. behind NAT) or dropped the reply (rate limit) [%s]"
 	switch {
 	case isRefused(err) || p.refused:
 		return fmt.Sprintf("nothing listens there: the host answered \"port unreachable\" (wrong port, or queryd not running) [%s]", why)
-	case !isTimeout(err) && !challengesOnly:
+	case isBadAnswer(err), !isTimeout(err) && !isOnlyChallenges(err):
 		return fmt.Sprintf("bad answer: %s", why)
-	case partial && isTimeout(err):
+	case isOnlyChallenges(err):
+		return fmt.Sprintf(challenges, why)
+	case partial:
 		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (queryd's [limits] per-IP byte budget, or the Quake 3 packet rate), else packets lost [%s]", why)
-	case challengesOnly:
-		return fmt.Sprintf("answered only with challenges: the server sent a challenge but did not answer the request carrying it back, so it refused the token (the source address changed between requests, e.g. behind NAT) or dropped the reply (rate limit) [%s]", why)
+	case p.replied && p.challenge:
+		return fmt.Sprintf(challenges, why)
 	case p.replied:
 		return fmt.Sprintf("answers a single request but not the whole query: probably rate limited, else packets lost [%s]", why)
 	}

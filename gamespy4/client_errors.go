@@ -1,0 +1,30 @@
+package gamespy4
+
+import (
+	"errors"
+	"fmt"
+)
+
+// BadAnswerError is a reply the client cannot use: malformed (a token that
+// is not a number, a string without its NUL, bytes left over), of another
+// type or session than asked for. What says which. Callers test for it with
+// errors.As.
+type BadAnswerError struct {
+	What string
+}
+
+// Error returns What with the package's prefix.
+func (e *BadAnswerError) Error() string { return "gamespy4: " + e.What }
+
+// ErrOnlyChallenges is returned when the server answers maxChallenges
+// requests in a row with a handshake token instead of the stat.
+var ErrOnlyChallenges = errors.New("gamespy4: the server answers only with challenges")
+
+// maxChallenges is how many tokens one stat call takes (the handshake's
+// included) before it gives up with ErrOnlyChallenges (the same cap in
+// every client).
+const maxChallenges = 3
+
+func badAnswer(format string, args ...any) error {
+	return &BadAnswerError{What: fmt.Sprintf(format, args...)}
+}

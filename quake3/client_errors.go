@@ -1,0 +1,18 @@
+package quake3
+
+import "fmt"
+
+// BadAnswerError is a reply the client cannot use: an info string or a
+// player line it cannot parse, or only replies that do not echo the
+// challenge. What says which. Callers test for it with errors.As. (Quake 3
+// has no challenge round trip, so this client has no ErrOnlyChallenges.)
+type BadAnswerError struct {
+	What string
+}
+
+// Error returns What with the package's prefix.
+func (e *BadAnswerError) Error() string { return "quake3: " + e.What }
+
+func badAnswer(format string, args ...any) error {
+	return &BadAnswerError{What: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,94 @@
+package quake3
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Malicious or confused Quake 3 servers on loopback: every call ends by its
+// timeout with the error that names what the server did.
+
+const hostileTimeout = 500 * time.Millisecond
+
+// hostileServer answers each request on a loopback socket with the
+// datagrams answer returns, until the test ends.
+func hostileServer(t *testing.T, answer func(req string) []string) *Client {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { conn.Close(); <-done })
+	go func() {
+		defer close(done)
+		buf := make([]byte, 2048)
+		for {
+			n, src, err := conn.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			for _, d := range answer(string(buf[:n])) {
+				conn.WriteToUDPAddrPort([]byte(d), src)
+			}
+		}
+	}()
+	c, err := Dial(conn.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.Timeout = hostileTimeout
+	return c
+}
+
+// challengeOf returns the challenge a getinfo or getstatus request carries.
+func challengeOf(req string) string {
+	_, ch, _ := strings.Cut(req, " ")
+	return ch
+}
+
+// A stale reply (another challenge) and other packets before the answer
+// are dropped: the client keeps reading and takes the answer.
+func TestClientDropsStaleReplies(t *testing.T) {
+	c := hostileServer(t, func(req string) []string {
+		return []string{
+			q3 + "print\nhello",
+			q3 + "infoResponse\n\\challenge\\stale\\hostname\\old",
+			q3 + "infoResponse\n\\challenge\\" + challengeOf(req) + "\\hostname\\new",
+		}
+	})
+	inf, err := c.Info()
+	if err != nil || inf.Get("hostname") != "new" {
+		t.Fatalf("info %v, %v", inf, err)
+	}
+}
+
+// Replies that never echo the challenge, or that do not parse, are bad
+// answers (the first at the deadline, the second at once).
+func TestClientBadReplies(t *testing.T) {
+	for name, c := range map[string]struct {
+		reply func(req string) string
+		want  string
+	}{
+		"no echo":      {func(string) string { return q3 + "infoResponse\n\\challenge\\stale" }, "does not echo the challenge"},
+		"other packet": {func(string) string { return q3 + "print\nhi" }, `want a reply starting "\xff\xff\xff\xffinfoResponse\n"`},
+		"bad info":     {func(req string) string { return q3 + "infoResponse\n\\challenge\\" + challengeOf(req) + "\\k" }, "info string"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cl := hostileServer(t, func(req string) []string { return []string{c.reply(req)} })
+			start := time.Now()
+			_, err := cl.Info()
+			if took := time.Since(start); took > hostileTimeout+300*time.Millisecond {
+				t.Fatalf("took %s", took)
+			}
+			var bad *BadAnswerError
+			if !errors.As(err, &bad) || !strings.Contains(bad.What, c.want) {
+				t.Fatalf("err %v; want a BadAnswerError saying %q", err, c.want)
+			}
+		})
+	}
+}
