@@ -44,11 +44,11 @@ export class SaglError extends Error {
 
 /** The caps on what a server can make the client hold or parse. */
 export const limits: Readonly<{
-  /** The JSON's total length: 16 MiB. */
+  /** The JSON's total length: 4 MiB. */
   maxJSON: number;
   /** Nesting of arrays and objects in the JSON: 64. */
   maxJSONDepth: number;
-  /** `{`, `[` and `,` outside strings in the JSON: 262,144. */
+  /** `{`, `[` and `,` outside strings in the JSON: 131,072. */
   maxJSONItems: number;
   /** The logo's size: 16 MiB. */
   maxLogo: number;

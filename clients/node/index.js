@@ -33,12 +33,12 @@ const RETRY_MS = 250;
 
 /** The caps on what a server can make the client hold or parse. */
 export const limits = Object.freeze({
-  /** The JSON's total length (the Go client's cap). */
-  maxJSON: 16 << 20,
+  /** The JSON's total length (the Go client's sagl.MaxJSON; queryd sends at most ~1.9 MiB). */
+  maxJSON: 4 << 20,
   /** Nesting of arrays and objects in the JSON (a real one has 4). */
   maxJSONDepth: 64,
-  /** `{`, `[` and `,` outside strings: about the number of values (a real one has at most ~21,000). */
-  maxJSONItems: 1 << 18,
+  /** `{`, `[` and `,` outside strings: about the number of values (a real one has at most ~25,000; the Go client's sagl.MaxItems). */
+  maxJSONItems: 1 << 17,
   /** The logo's size (queryd serves at most 16 MiB: sagl.max_logo). */
   maxLogo: 16 << 20,
   /** The challenge with a new token that fails a call (the 3rd: two are answered), as A2S stops after 3 rounds. */

@@ -165,8 +165,8 @@ test("JSON the client refuses: SAGL_BAD_ANSWER; what it takes", async (t) => {
     "a string at the top": '"name"',
     "null": "null",
     "not JSON": '{"name":',
-    "more than 262,144 items": `{"a":[${"0,".repeat(limits.maxJSONItems)}0]}`,
-    "the total over 16 MiB": null, // a header-only claim, below
+    "more than maxJSONItems items": `{"a":[${"0,".repeat(limits.maxJSONItems)}0]}`,
+    "the total over maxJSON": null, // a header-only claim, below
   };
   for (const [what, json] of Object.entries(refused)) {
     await t.test(what, async () => {

@@ -53,9 +53,9 @@ async function check(t, s, { timeout, logo = false, code, rssMiB, within = timeo
   }
 }
 
-test("1,200-byte parts past a 16 MiB total, then ~64 KB parts: dropped, SAGL_TIMEOUT, peak RSS < 150 MiB", async (t) => {
-  // Parts of one serial claiming 65,535 parts and 16 MiB: 16,000 of 1,200
-  // bytes (past the total after 14,218), then 64 KB ones, 32 a millisecond,
+test("1,200-byte parts past the maxJSON total, then ~64 KB parts: dropped, SAGL_TIMEOUT, peak RSS < 150 MiB", async (t) => {
+  // Parts of one serial claiming 65,535 parts and maxJSON bytes: 16,000 of
+  // 1,200 bytes (past the total after 3,555), then 64 KB ones, 32 a millisecond,
   // at most 40,000 in 1.4 s; none completes the JSON.
   const big = Buffer.alloc(64000, 0x5b);
   const small = Buffer.alloc(1180, 0x5b);
@@ -68,14 +68,14 @@ test("1,200-byte parts past a 16 MiB total, then ~64 KB parts: dropped, SAGL_TIM
   await check(t, s, { timeout: 1500, code: "SAGL_TIMEOUT", rssMiB: 150 });
 });
 
-test("16 MiB of [ and ]: refused by the depth scan, SAGL_BAD_ANSWER, peak RSS < 160 MiB", async (t) => {
+test("maxJSON bytes of [ and ]: refused by the depth scan, SAGL_BAD_ANSWER, peak RSS < 160 MiB", async (t) => {
   const half = limits.maxJSON / 2;
   const parts = partsOf(Buffer.concat([Buffer.alloc(half, "["), Buffer.alloc(half, "]")]), 1);
   const s = await hostile({ info: (rinfo) => s.sendAll(parts, rinfo) });
   await check(t, s, { timeout: 10000, code: "SAGL_BAD_ANSWER", rssMiB: 160 });
 });
 
-test("the largest JSON under the caps (262,141 keys, 16 MiB): resolves, peak RSS < 250 MiB", async (t) => {
+test("the largest JSON under the caps (maxJSONItems - 3 keys, maxJSON bytes): resolves, peak RSS < 250 MiB", async (t) => {
   const n = limits.maxJSONItems - 3;
   const w = Math.floor(limits.maxJSON / limits.maxJSONItems) - 5;
   const fields = Array.from({ length: n }, (_, i) => `"${String(i).padStart(w, "k")}":0`).join(",");
