@@ -10,9 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/queryd/queryd/a2s"
-	"github.com/queryd/queryd/gamespy4"
-	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/sagl"
 )
 
@@ -111,20 +109,12 @@ func isTimeout(err error) bool {
 
 // isBadAnswer reports whether a client got a reply it could not use.
 func isBadAnswer(err error) bool {
-	var (
-		a *a2s.BadAnswerError
-		g *gamespy4.BadAnswerError
-		s *sagl.BadAnswerError
-		q *quake3.BadAnswerError
-	)
-	return errors.As(err, &a) || errors.As(err, &g) || errors.As(err, &s) || errors.As(err, &q)
+	var ba module.BadAnswer
+	return errors.As(err, &ba)
 }
 
 // isOnlyChallenges reports whether a client gave up after challenges only.
-func isOnlyChallenges(err error) bool {
-	return errors.Is(err, a2s.ErrOnlyChallenges) || errors.Is(err, gamespy4.ErrOnlyChallenges) ||
-		errors.Is(err, sagl.ErrOnlyChallenges)
-}
+func isOnlyChallenges(err error) bool { return errors.Is(err, module.ErrOnlyChallenges) }
 
 // diagnosed reports whether err says by itself why the query failed, so
 // that no probe is needed to explain it.
