@@ -26,6 +26,9 @@ type Env struct {
 	Registry prometheus.Registerer
 	// Listen is [listen] udp: the addresses queryd answers on.
 	Listen []netip.AddrPort
+	// Base is [server]: the config's base state document (the operator's,
+	// where the feed's changes are not).
+	Base map[string]any
 	// Relay says relay mode is on ([relay] upstream is set): queryd owns the
 	// game port and forwards what no protocol claims.
 	Relay bool

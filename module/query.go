@@ -1,7 +1,11 @@
 package module
 
 import (
+	"context"
 	"errors"
+	"io"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -9,8 +13,9 @@ import (
 type QueryOptions struct {
 	// Logo, for modules with a logo (SAGL): save it to this file.
 	Logo string
-	// Quiet: several protocols at once; no per-protocol notes on stderr.
-	Quiet bool
+	// Notes, when set, takes a module's notes for people (a round trip, a
+	// saved file); nil when several protocols are asked at once.
+	Notes io.Writer
 	// Steps is how long each request of a query of several steps may wait
 	// for its answer (0: the whole context).
 	Steps time.Duration
@@ -65,3 +70,48 @@ const MaxChallenges = 3
 
 // IntPtr returns a pointer to n, for Summary's optional counts.
 func IntPtr(n int) *int { return &n }
+
+// StepTimeout is how long one request of a query may wait: opts.Steps when
+// set, else what is left of ctx's deadline (else 3 s).
+func StepTimeout(ctx context.Context, opts QueryOptions) time.Duration {
+	if opts.Steps > 0 {
+		return opts.Steps
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d), time.Millisecond)
+	}
+	return 3 * time.Second
+}
+
+// Count parses a player count a protocol sends as text ("12"); nil when it
+// is not a number.
+func Count(s string) *int {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+// StepError is a query's error at one of its requests: Step 0 is the first
+// (A2S_INFO, the basic stat, getinfo). `queryd query` tells a server that
+// answered the first request and then went silent (rate limited) from one
+// that never answered.
+type StepError struct {
+	Step int    // the request's place in the query, from 0
+	Name string // the request ("A2S_PLAYER")
+	Err  error
+}
+
+func (e *StepError) Error() string { return e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the client's error.
+func (e *StepError) Unwrap() error { return e.Err }
+
+// Step wraps err (nil stays nil) as the error of request step of a query.
+func Step(step int, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &StepError{Step: step, Name: name, Err: err}
+}
