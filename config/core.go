@@ -3,9 +3,9 @@ package config
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
