@@ -81,3 +81,5 @@ func (Module) Query(ctx context.Context, addr string, opts module.QueryOptions) 
 		Full:    map[string]any{"info": info, "players": players, "rules": rm},
 	}, nil
 }
+
+var _ module.Protocol = (*Handler)(nil)

@@ -114,3 +114,8 @@ func (s *supervisor) stop() {
 		}
 	})
 }
+
+var (
+	_ part = funcPart{}
+	_ part = bgPart{}
+)

@@ -96,3 +96,5 @@ func limitsOf(c *config.Config) responder.Limits {
 		TrackedIPs:    c.Limits.TrackedIPs,
 	}
 }
+
+var _ responder.Forwarder = (*relay.Relay)(nil)

@@ -67,3 +67,5 @@ func (Module) Query(ctx context.Context, addr string, opts module.QueryOptions) 
 		Full:    map[string]any{"basic": basic, "full": keys, "players": full.Players},
 	}, nil
 }
+
+var _ module.Protocol = (*Handler)(nil)

@@ -131,3 +131,8 @@ func (Module) Query(ctx context.Context, addr string, opts module.QueryOptions) 
 		Full:    map[string]any{"info": info.Values, "status": st.Info.Values, "players": st.Players},
 	}, nil
 }
+
+var (
+	_ module.Protocol = (*Protocol)(nil)
+	_ module.Service  = (*heartbeats)(nil)
+)

@@ -210,3 +210,9 @@ func (r *Relay) Close() error {
 	r.wg.Wait()
 	return nil
 }
+
+// Relay is the responder's Forwarder (responder.Forwarder has this method
+// set; the relay does not import the responder).
+var _ interface {
+	Forward(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender)
+} = (*Relay)(nil)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -130,3 +131,8 @@ func saveLogo(c *Client, opts module.QueryOptions) error {
 	}
 	return nil
 }
+
+var (
+	_ module.Protocol = (*Protocol)(nil)
+	_ io.Closer       = (*Protocol)(nil)
+)
