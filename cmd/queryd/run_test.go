@@ -83,3 +83,58 @@ func TestRunNotifiesSystemd(t *testing.T) {
 		t.Fatal("the feed socket is left behind after SIGTERM")
 	}
 }
+
+// TestRunExitsOnPartFailure: when a part of the running daemon fails for
+// good (here its admin listener breaks), queryd exits with status 1, so
+// that systemd's Restart=on-failure restarts it.
+func TestRunExitsOnPartFailure(t *testing.T) {
+	dir := daemontest.Dir(t)
+	path := daemontest.WriteConfig(t, dir, "")
+	adminPort := freeTCPPort(t)
+	os.WriteFile(path, []byte(strings.Replace(string(mustReadFile(t, path)), `listen = "127.0.0.1:0"`, fmt.Sprintf(`listen = "127.0.0.1:%d"`, adminPort), 1)), 0o600)
+	done := make(chan int, 1)
+	go func() { done <- cmdRun([]string{"-config", path}, io.Discard) }()
+	admin := fmt.Sprintf("127.0.0.1:%d", adminPort)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", admin); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon's admin listener did not come up")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	daemontest.BreakListener(t, daemontest.TCPInode(t, admin))
+	select {
+	case code := <-done:
+		if code != 1 {
+			t.Fatalf("exit code %d after a part failed, want 1", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cmdRun did not return after a part failed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "feed.sock")); err == nil {
+		t.Fatal("the feed socket is left behind after a part failed")
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,4 +1,4 @@
-package daemon_test
+package daemontest
 
 import (
 	"bufio"
@@ -12,20 +12,20 @@ import (
 	"testing"
 )
 
-// breakListener shuts down, for reading, the listening socket of this
+// BreakListener shuts down, for reading, the listening socket of this
 // process that inode names: an accept blocked on it then fails with
 // EINVAL, an error no accept loop can wait out (as when a listener breaks
 // under a server). A TCP listener also wakes an accept parked in Go's
-// poller; a Unix one does not: see blockListener.
-func breakListener(t *testing.T, inode string) {
+// poller; a Unix one does not: see BlockListener.
+func BreakListener(t testing.TB, inode string) {
 	t.Helper()
 	syscall.Shutdown(fdOf(t, inode), syscall.SHUT_RD)
 }
 
-// blockListener puts the listening socket inode names in blocking mode, so
+// BlockListener puts the listening socket inode names in blocking mode, so
 // that the next accept waits in the kernel, where a shutdown ends it,
 // rather than in Go's poller, which a Unix socket's shutdown does not wake.
-func blockListener(t *testing.T, inode string) {
+func BlockListener(t testing.TB, inode string) {
 	t.Helper()
 	if err := syscall.SetNonblock(fdOf(t, inode), false); err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func blockListener(t *testing.T, inode string) {
 }
 
 // fdOf returns this process's descriptor of socket inode.
-func fdOf(t *testing.T, inode string) int {
+func fdOf(t testing.TB, inode string) int {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -50,8 +50,8 @@ func fdOf(t *testing.T, inode string) int {
 	return -1
 }
 
-// unixInode returns the inode of the listening Unix socket bound to path.
-func unixInode(t *testing.T, path string) string {
+// UnixInode returns the inode of the listening Unix socket bound to path.
+func UnixInode(t testing.TB, path string) string {
 	t.Helper()
 	for _, f := range procLines(t, "/proc/net/unix") {
 		// Accepted connections show the listener's path too; the listener
@@ -64,8 +64,8 @@ func unixInode(t *testing.T, path string) string {
 	return ""
 }
 
-// tcpInode returns the inode of the listening IPv4 TCP socket at addr.
-func tcpInode(t *testing.T, addr string) string {
+// TCPInode returns the inode of the listening IPv4 TCP socket at addr.
+func TCPInode(t testing.TB, addr string) string {
 	t.Helper()
 	ap := netip.MustParseAddrPort(addr)
 	ip := ap.Addr().As4()
@@ -79,7 +79,7 @@ func tcpInode(t *testing.T, addr string) string {
 	return ""
 }
 
-func procLines(t *testing.T, path string) [][]string {
+func procLines(t testing.TB, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
