@@ -176,5 +176,8 @@ func (d *Daemon) AdminAddr() string {
 // FeedPath returns the feed socket's path.
 func (d *Daemon) FeedPath() string { return d.feed.Path() }
 
+// Snapshot returns the current state snapshot.
+func (d *Daemon) Snapshot() *state.Snapshot { return d.store.Snapshot() }
+
 // Registry returns the daemon's metrics registry.
 func (d *Daemon) Registry() *prometheus.Registry { return d.reg }

@@ -4,15 +4,22 @@ package daemon
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
+
+// testDir is a temp dir short enough for Unix socket paths.
+func testDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "qd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
 
 // notifyListener is a fake systemd: a unixgram socket at name (a path, or
 // "@name" for the abstract namespace) that NOTIFY_SOCKET points at.
@@ -76,48 +83,5 @@ func TestSDNotifyErrors(t *testing.T) {
 		if sent, err := sdNotify("READY=1"); sent || err == nil {
 			t.Errorf("NOTIFY_SOCKET=%q: sent=%v err=%v, want an error", v, sent, err)
 		}
-	}
-}
-
-// TestRunNotifiesSystemd runs the daemon as systemd would (Type=notify) and
-// drives it with real signals: READY=1 once listening, RELOADING=1 then
-// READY=1 around a SIGHUP reload, STOPPING=1 on SIGTERM.
-func TestRunNotifiesSystemd(t *testing.T) {
-	dir := testDir(t)
-	conn := notifyListener(t, filepath.Join(dir, "notify"))
-	path := writeConfig(t, dir, "")
-	done := make(chan int, 1)
-	go func() { done <- cmdRun([]string{"-config", path}, io.Discard) }()
-
-	ready := nextNotification(t, conn)
-	if !strings.HasPrefix(ready, "READY=1\n") || !strings.Contains(ready, "a2s") ||
-		!strings.Contains(ready, fmt.Sprintf("MAINPID=%d", os.Getpid())) {
-		t.Fatalf("first notification %q, want READY=1 with the protocols and MAINPID", ready)
-	}
-	// The feed socket exists once READY=1 is sent.
-	if _, err := os.Stat(filepath.Join(dir, "feed.sock")); err != nil {
-		t.Fatalf("READY=1 before the feed socket exists: %v", err)
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "RELOADING=1\n") {
-		t.Fatalf("after SIGHUP: %q, want RELOADING=1", got)
-	}
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "READY=1\n") {
-		t.Fatalf("after the reload: %q, want READY=1", got)
-	}
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "STOPPING=1\n") {
-		t.Fatalf("after SIGTERM: %q, want STOPPING=1", got)
-	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d", code)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("cmdRun did not return after SIGTERM")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "feed.sock")); err == nil {
-		t.Fatal("the feed socket is left behind after SIGTERM")
 	}
 }

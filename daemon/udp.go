@@ -96,4 +96,3 @@ func limitsOf(c *config.Config) responder.Limits {
 		TrackedIPs:    c.Limits.TrackedIPs,
 	}
 }
-

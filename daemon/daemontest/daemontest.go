@@ -100,13 +100,20 @@ func StartFile(t testing.TB, mods []daemon.Module, path string) *Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return StartConfig(t, mods, cfg, path)
+}
+
+// StartConfig runs a daemon with mods on cfg (path is its file, read again
+// by Reload; "" for none); the test stops it (Stop).
+func StartConfig(t testing.TB, mods []daemon.Module, cfg *config.Config, path string) *Daemon {
+	t.Helper()
 	dd, err := daemon.New(daemon.Options{Config: cfg, Path: path, Modules: mods, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
-		Daemon: dd, Dir: filepath.Dir(path), ConfigPath: path, Socket: dd.FeedPath(),
+		Daemon: dd, Dir: filepath.Dir(dd.FeedPath()), ConfigPath: path, Socket: dd.FeedPath(),
 		cancel: cancel, reload: make(chan struct{}), done: make(chan error, 1),
 	}
 	go func() { d.done <- dd.Run(ctx, d.reload) }()
