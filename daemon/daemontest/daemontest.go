@@ -152,3 +152,33 @@ func (d *Daemon) Feed(t testing.TB) *feed.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// Metric returns the value of the counter or gauge name: its first series
+// with a label whose value is label ("": its first series), or 0 when there
+// is none. It reads the registry directly, also after Stop.
+func (d *Daemon) Metric(t testing.TB, name, label string) float64 {
+	t.Helper()
+	mfs, err := d.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			match := label == ""
+			for _, l := range m.GetLabel() {
+				match = match || l.GetValue() == label
+			}
+			if !match {
+				continue
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
+}
