@@ -3,14 +3,14 @@ package config
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
 func (c *Config) validateListen(errs *Errors) {
-	if len(c.Listen.UDP) == 0 {
+	if len(c.Listen.UDP) == 0 && !isReported(*errs, "listen.udp") { // not when every element is bad
 		errs.Add("listen.udp", "at least one address is needed")
 	}
 	if c.Listen.Workers < 0 || c.Listen.Workers > 256 {

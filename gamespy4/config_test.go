@@ -91,6 +91,7 @@ gamespy4.plugins: too long: 257 bytes, at most 256`
 		`max_packet = 8193`:        "gamespy4.max_packet: want 1024 to 8192 bytes, got 8193",
 		`hostport = -1`:            "gamespy4.hostport: want 0 to 65535, got -1",
 		`plugins = "a\u007fb"`:     "gamespy4.plugins: contains a control character",
+		`gametype = 1`:             "gamespy4.gametype: want a string, got an integer (line 2)",
 		`nope = 1`:                 "gamespy4.nope: unknown key",
 	} {
 		if _, err := parseGameSpy4("[gamespy4]\n" + bad + "\n"); err == nil || err.Error() != wantErr {

@@ -104,7 +104,11 @@ func TestSectionErrors(t *testing.T) {
 		{"[quake3.info]\n\"a b\" = \"x\"", "quake3.info.a b", "key"},
 		{"[quake3.info]\nk = \"a\\\\b\"", "quake3.info.k", "without"},
 		{"[quake3]\nbogus = 1", "quake3.bogus", "unknown key"},
-		{"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = \"m:1\"\nheartbeat = \"A\"\nfoo = 1", "quake3.masters.foo", "unknown key"},
+		{"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = \"m:1\"\nheartbeat = \"A\"\nfoo = 1", "quake3.masters[0].foo", "unknown key"},
+		{"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = 27950\nheartbeat = \"A\"", "quake3.masters[0].address", "want a string, got an integer"},
+		{"[quake3.info]\nk = 5", "quake3.info.k", "want a string, got an integer (line 2)"},
+		{"[quake3]\ninfo = 5", "quake3.info", "want a table, got an integer"},
+		{"[quake3]\nmasters = 5", "quake3.masters", "want an array of tables, got an integer"},
 	}
 	for _, c := range cases {
 		_, _, err := parseQuake3(c.cfg)
