@@ -17,7 +17,9 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -171,12 +173,30 @@ func Parse(data []byte, mods ...Module) (*Config, error) {
 	}
 	var errs Errors
 	c.decode(md, raw, &errs)
+	decodeErrs := len(errs)
 	c.validate(&errs)
+	errs = dropShadowed(errs, decodeErrs)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 		return nil, errs
 	}
 	return &c, nil
+}
+
+// dropShadowed drops the errors after the first n (the decoding's) whose
+// key is, or is under, one of the first n's: a value that could not be
+// decoded is not checked again (a zero value or the default stood in).
+func dropShadowed(errs Errors, n int) Errors {
+	out := errs[:n:n]
+	for _, e := range errs[n:] {
+		shadowed := slices.ContainsFunc(errs[:n], func(d *Error) bool {
+			return e.Key == d.Key || strings.HasPrefix(e.Key, d.Key+".") || strings.HasPrefix(e.Key, d.Key+"[")
+		})
+		if !shadowed {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // syntaxError reports a TOML syntax error with its line (and key).
@@ -205,9 +225,7 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 	for _, name := range sortedNames(raw) {
 		switch {
 		case name == "server":
-			if err := md.PrimitiveDecode(raw[name], &c.Server); err != nil {
-				errs.Add("server", "want a table of the state document's fields: %s", decodeReason(err))
-			}
+			c.decodeServer(md, raw[name], errs)
 		case core[name] != nil:
 			decodeTable(md, raw[name], name, core[name], errs)
 		case c.Section(name) != nil:
@@ -221,6 +239,22 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 			errs.Add(k.String(), "unknown key") // inside an array of tables, e.g. [[quake3.masters]]
 		}
 	}
+}
+
+// decodeServer decodes [server], the state document, as it is: its
+// fields are checked by validateServer.
+func (c *Config) decodeServer(md toml.MetaData, prim toml.Primitive, errs *Errors) {
+	var raw any
+	if err := md.PrimitiveDecode(prim, &raw); err != nil {
+		errs.Add("server", "want a table of the state document's fields: %s", decodeReason(err, true))
+		return
+	}
+	doc, ok := raw.(map[string]any)
+	if !ok {
+		errs.Add("server", "want a table of the state document's fields, got %s", tomlType(raw))
+		return
+	}
+	c.Server = doc
 }
 
 func (c *Config) validate(errs *Errors) {

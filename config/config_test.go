@@ -2,25 +2,41 @@ package config
 
 import (
 	"errors"
-	"os"
+	"log/slog"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 )
 
+// errorKeys returns the keys of err's Errors, in order, or fails the test.
+func errorKeys(t *testing.T, err error) []string {
+	t.Helper()
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("want Errors, got %T %v", err, err)
+	}
+	keys := make([]string, len(errs))
+	for i, e := range errs {
+		keys[i] = e.Key
+	}
+	return keys
+}
+
+// The core tables' defaults, with no module registered.
 func TestDefaultConfig(t *testing.T) {
 	c, err := Parse(Default)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen.UDP[0] != "0.0.0.0:27015" || !c.A2S.Enabled || c.A2S.AppID != 480 {
-		t.Fatalf("%+v", c)
+	if len(c.Listen.UDP) != 1 || c.Listen.UDP[0] != netip.MustParseAddrPort("0.0.0.0:27015") {
+		t.Fatalf("listen.udp %v", c.Listen.UDP)
 	}
 	if c.ServerDoc["name"] != "queryd demo server" {
 		t.Fatalf("demo state: %v", c.ServerDoc)
 	}
-	if !c.Listen.GSO {
-		t.Fatal("listen.gso: want true by default")
+	if !c.Listen.GSO || c.Listen.Socket != SocketAuto || c.Listen.RecvBuffer != 4<<20 {
+		t.Fatalf("listen defaults: %+v", c.Listen)
 	}
 	if off, err := Parse([]byte("[listen]\ngso = false\n")); err != nil || off.Listen.GSO {
 		t.Fatalf("gso = false: %v, %+v", err, off.Listen)
@@ -28,18 +44,72 @@ func TestDefaultConfig(t *testing.T) {
 	if time.Duration(c.Feed.StaleAfter) != 60*time.Second || c.Limits.PerIPRate != 256<<10 || c.Limits.PerIPBurst != 64<<10 {
 		t.Fatalf("defaults: %+v %+v", c.Feed, c.Limits)
 	}
-	if c.Feed.MaxConns != 64 || c.Feed.MaxBuffered != 16<<20 || time.Duration(c.Feed.LineTimeout) != 10*time.Second {
-		t.Fatalf("feed limits: %+v", c.Feed)
+	if c.Feed.Mode != 0o660 || c.Feed.MaxConns != 64 || c.Feed.MaxBuffered != 16<<20 || time.Duration(c.Feed.LineTimeout) != 10*time.Second {
+		t.Fatalf("feed defaults: %+v", c.Feed)
+	}
+	if c.Admin.Listen != netip.MustParseAddrPort("127.0.0.1:9273") {
+		t.Fatalf("admin.listen %v", c.Admin.Listen)
+	}
+	if c.Log.Level != slog.LevelInfo || c.Log.Format != LogText {
+		t.Fatalf("log defaults: %+v", c.Log)
+	}
+	if len(c.Modules) != 0 {
+		t.Fatalf("no module registered, got sections %+v", c.Modules)
+	}
+	// An empty file is the defaults, with an empty [server].
+	e, err := Parse(nil)
+	if err != nil || e.ServerDoc == nil || len(e.ServerDoc) != 0 {
+		t.Fatalf("empty config: %v %v", err, e)
 	}
 }
 
-func TestExampleConfigIsValid(t *testing.T) {
-	b, err := os.ReadFile("../queryd.toml.example")
+// Every typed core value set from the file.
+func TestCoreValues(t *testing.T) {
+	c, err := Parse([]byte(`
+[listen]
+udp = ["127.0.0.1:27015", "[::1]:27015"]
+socket = "portable"
+workers = 4
+recv_buffer = "8MiB"
+[feed]
+socket = "/run/queryd/feed.sock"
+mode = "0600"
+group = "games"
+stale_after = "2m"
+max_conns = 8
+max_buffered = "2MiB"
+line_timeout = "500ms"
+[admin]
+listen = "[::1]:9000"
+[log]
+level = "debug"
+format = "json"
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Parse(b); err != nil {
-		t.Fatalf("queryd.toml.example: %v", err)
+	want := AddrPorts{netip.MustParseAddrPort("127.0.0.1:27015"), netip.MustParseAddrPort("[::1]:27015")}
+	if len(c.Listen.UDP) != 2 || c.Listen.UDP[0] != want[0] || c.Listen.UDP[1] != want[1] {
+		t.Errorf("listen.udp %v", c.Listen.UDP)
+	}
+	if c.Listen.Socket != SocketPortable || c.Listen.Workers != 4 || c.Listen.RecvBuffer != 8<<20 {
+		t.Errorf("listen %+v", c.Listen)
+	}
+	f := c.Feed
+	if f.Socket != "/run/queryd/feed.sock" || f.Mode != 0o600 || f.Group != "games" || time.Duration(f.StaleAfter) != 2*time.Minute ||
+		f.MaxConns != 8 || f.MaxBuffered != 2<<20 || time.Duration(f.LineTimeout) != 500*time.Millisecond {
+		t.Errorf("feed %+v", f)
+	}
+	if c.Admin.Listen != netip.MustParseAddrPort("[::1]:9000") {
+		t.Errorf("admin.listen %v", c.Admin.Listen)
+	}
+	if c.Log.Level != slog.LevelDebug || c.Log.Format != LogJSON {
+		t.Errorf("log %+v", c.Log)
+	}
+	// "" turns the admin listener off: the zero AddrPort.
+	off, err := Parse([]byte("[admin]\nlisten = \"\"\n"))
+	if err != nil || off.Admin.Listen.IsValid() {
+		t.Errorf("admin.listen = \"\": %v %v", err, off)
 	}
 }
 
@@ -59,8 +129,6 @@ line_timeout = "0s"
 per_ip_rate = "12 parsecs"
 [server]
 name = 5
-[a2s]
-app_id = 70000
 [admin]
 listen = "everywhere"
 [log]
@@ -68,31 +136,14 @@ level = "loud"
 [nosuch]
 x = 1
 `
+	// The values of the wrong type (stale_after, per_ip_rate) hide no
+	// other error: every one is reported at once. An unknown table's keys
+	// are listed too.
+	want := []string{"admin.listen", "feed.line_timeout", "feed.max_buffered", "feed.max_conns", "feed.mode", "feed.socket",
+		"feed.stale_after", "limits.per_ip_rate", "listen.bogus", "listen.udp[1]", "listen.udp[2]", "log.level", "nosuch", "nosuch.x", "server.name"}
 	_, err := Parse([]byte(cfg))
-	var errs Errors
-	if !errors.As(err, &errs) {
-		// stale_after and per_ip_rate are decode errors: BurntSushi stops at the first.
-		t.Logf("decode error: %v", err)
-	}
-	if err == nil {
-		t.Fatal("accepted")
-	}
-	// Without the two decode errors, every remaining error is reported at once.
-	cfg = strings.Replace(cfg, `stale_after = "soon"`, "", 1)
-	cfg = strings.Replace(cfg, `per_ip_rate = "12 parsecs"`, "", 1)
-	_, err = Parse([]byte(cfg))
-	if !errors.As(err, &errs) {
-		t.Fatalf("want Errors, got %T %v", err, err)
-	}
-	keys := map[string]bool{}
-	for _, e := range errs {
-		keys[e.Key] = true
-	}
-	for _, k := range []string{"listen.udp[1]", "listen.udp[2]", "listen.bogus", "feed.socket", "feed.mode",
-		"feed.max_conns", "feed.max_buffered", "feed.line_timeout", "server.name", "a2s.app_id", "admin.listen", "log.level", "nosuch", "nosuch.x"} {
-		if !keys[k] {
-			t.Errorf("no error for %s; got %v", k, errs)
-		}
+	if got := errorKeys(t, err); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("error keys\n got %q\nwant %q\n%v", got, want, err)
 	}
 }
 
@@ -101,7 +152,6 @@ func TestDecodeErrorsNameTheKey(t *testing.T) {
 		"[feed]\nstale_after = \"soon\"\n":         "feed.stale_after",
 		"[limits]\nper_ip_rate = \"12 parsecs\"\n": "limits.per_ip_rate",
 		"[listen]\nudp = \"0.0.0.0:1\"\n":          "listen.udp",
-		"[a2s]\nenabled = \"yes\"\n":               "a2s.enabled",
 		"[listen]\ngso = 1\n":                      "listen.gso",
 	} {
 		_, err := Parse([]byte(cfg))
@@ -158,29 +208,50 @@ func TestByteSize(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	c, err := Parse([]byte("[a2s]\napp_id = 0\n[admin]\nlisten = \"0.0.0.0:9273\"\n"))
+	c, err := Parse([]byte("[admin]\nlisten = \"0.0.0.0:9273\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := strings.Join(c.Warnings(), "\n")
-	if !strings.Contains(w, "a2s.app_id") || !strings.Contains(w, "admin.listen") {
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "admin.listen: 0.0.0.0:9273 is not a loopback address") {
 		t.Fatalf("warnings: %s", w)
+	}
+	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n"} {
+		c, err := Parse([]byte(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := c.Warnings(); len(w) != 0 {
+			t.Errorf("%q: warnings %q", quiet, w)
+		}
 	}
 }
 
-// FuzzParse: the config loader never panics, and what it accepts is valid.
-func FuzzParse(f *testing.F) {
-	f.Add(Default)
-	f.Add([]byte("[listen]\nudp = [\"127.0.0.1:1\"]\n[server]\nname = \"x\"\n"))
-	f.Add([]byte("[limits]\nper_ip_rate = \"1KiB\"\n"))
-	f.Add([]byte("[server.players.1]\nname = 3\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse(data)
-		if err != nil {
-			return
+// A table of a module that is not registered is an unknown table.
+func TestUnregisteredModuleTable(t *testing.T) {
+	_, err := Parse([]byte("[a2s]\napp_id = 480\n"))
+	if got := errorKeys(t, err); strings.Join(got, " ") != "a2s a2s.app_id" || !strings.Contains(err.Error(), "a2s: unknown table") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// decodeReason reads every form of the decoder's messages: with or without
+// a line and a last key (quoted parts and all), and names the types.
+func TestDecodeReason(t *testing.T) {
+	for msg, want := range map[string]string{
+		`toml: line 2 (last key "a.b"): incompatible types: TOML value has type int64; destination has type string`:     "want a string, got an integer (line 2)",
+		`toml: (last key "a.b"): incompatible types: TOML value has type []any; destination has type slice`:             "want an array, got an array",
+		`toml: line 3: Invalid integer "0660": cannot have leading zeroes`:                                              `Invalid integer "0660": cannot have leading zeroes (line 3)`,
+		`toml: line 4 (last key "q.\"a b\""): incompatible types: TOML value has type bool; destination has type float`: "want a float, got a boolean (line 4)",
+		`toml: line 5 (last key "m"): type mismatch for quake3.Master: expected table but found float64`:                "want a table, got a float (line 5)",
+		`toml: something else`: "something else",
+		`incompatible types: TOML value has type time.Time; destination has type integer`: "want an integer, got a date-time",
+		`incompatible types: TOML value has type x.Y; destination has type map`:           "want a table, got a value of type x.Y",
+	} {
+		if got := decodeReason(errors.New(msg), true); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", msg, got, want)
 		}
-		if len(c.Listen.UDP) == 0 || c.Limits.PerIPBurst < 1500 || c.ServerDoc == nil {
-			t.Fatalf("accepted an invalid config: %+v", c)
-		}
-	})
+	}
+	if got := decodeReason(errors.New(`toml: line 2 (last key "a"): incompatible types: TOML value has type int64; destination has type string`), false); got != "want a string, got an integer" {
+		t.Errorf("without lines: %s", got)
+	}
 }

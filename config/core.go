@@ -10,7 +10,7 @@ import (
 )
 
 func (c *Config) validateListen(errs *Errors) {
-	if len(c.Listen.UDP) == 0 && !isReported(*errs, "listen.udp") {
+	if len(c.Listen.UDP) == 0 && !isReported(*errs, "listen.udp") { // not when every element is bad
 		errs.Add("listen.udp", "at least one address is needed")
 	}
 	if c.Listen.Workers < 0 || c.Listen.Workers > 256 {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -22,11 +24,27 @@ type keyDecoder interface {
 
 // decodeTable decodes the TOML table prim into the struct dst points to,
 // key by key, so that one bad value hides no other error. A key without a
-// field is an error.
+// field is an error, and so is a value that is not a table.
 func decodeTable(md toml.MetaData, prim toml.Primitive, table string, dst any, errs *Errors) {
+	decodeTableAt(md, prim, table, dst, errs, true)
+}
+
+// decodeTableAt is decodeTable; lines says whether the decoder's line
+// numbers are right for the table's keys (they are not in an array of
+// tables: the decoder keeps one line per key path, the last element's).
+func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any, errs *Errors, lines bool) {
+	var raw any
+	if err := md.PrimitiveDecode(prim, &raw); err != nil {
+		errs.Add(table, "%s", decodeReason(err, lines))
+		return
+	}
+	if _, ok := raw.(map[string]any); !ok {
+		errs.Add(table, "want a table, got %s", tomlType(raw))
+		return
+	}
 	var keys map[string]toml.Primitive
 	if err := md.PrimitiveDecode(prim, &keys); err != nil {
-		errs.Add(table, "want a table ([%s] with keys under it)", table)
+		errs.Add(table, "%s", decodeReason(err, lines))
 		return
 	}
 	fields := fieldsByKey(reflect.ValueOf(dst).Elem())
@@ -37,7 +55,7 @@ func decodeTable(md toml.MetaData, prim toml.Primitive, table string, dst any, e
 			errs.Add(key, "unknown key")
 			continue
 		}
-		decodeKey(md, keys[k], key, f, errs)
+		decodeKey(md, keys[k], key, f, errs, lines)
 	}
 }
 
@@ -61,11 +79,12 @@ var (
 	addrType     = reflect.TypeOf(netip.Addr{})
 )
 
-// decodeKey decodes one key's value into field f.
-func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, errs *Errors) {
+// decodeKey decodes one key's value into field f; lines as in
+// decodeTableAt.
+func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, errs *Errors, lines bool) {
 	var raw any
 	if err := md.PrimitiveDecode(p, &raw); err != nil {
-		errs.Add(key, "%s", decodeReason(err))
+		errs.Add(key, "%s", decodeReason(err, lines))
 		return
 	}
 	if kd, ok := f.Addr().Interface().(keyDecoder); ok {
@@ -86,12 +105,66 @@ func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, 
 		decodeAddr(key, raw, f, errs)
 		return
 	}
+	switch {
+	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+		decodeTableArray(md, p, key, raw, f, errs)
+		return
+	case f.Kind() == reflect.Map && f.Type().Key().Kind() == reflect.String:
+		decodeMap(md, p, key, raw, f, errs, lines)
+		return
+	}
 	tmp := reflect.New(f.Type())
 	if err := md.PrimitiveDecode(p, tmp.Interface()); err != nil {
-		errs.Add(key, "%s", decodeReason(err))
+		errs.Add(key, "%s", decodeReason(err, lines))
 		return
 	}
 	f.Set(tmp.Elem())
+}
+
+// decodeMap decodes a table of free keys ([quake3.info]) entry by entry, so
+// that every bad value is reported with its key: "quake3.info.k".
+func decodeMap(md toml.MetaData, p toml.Primitive, key string, raw any, f reflect.Value, errs *Errors, lines bool) {
+	if _, ok := raw.(map[string]any); !ok { // the decoder would ignore it
+		errs.Add(key, "want a table, got %s", tomlType(raw))
+		return
+	}
+	var entries map[string]toml.Primitive
+	if err := md.PrimitiveDecode(p, &entries); err != nil {
+		errs.Add(key, "%s", decodeReason(err, lines))
+		return
+	}
+	out := reflect.MakeMapWithSize(f.Type(), len(entries))
+	for _, k := range sortedNames(entries) {
+		v := reflect.New(f.Type().Elem())
+		if err := md.PrimitiveDecode(entries[k], v.Interface()); err != nil {
+			errs.Add(key+"."+k, "%s", decodeReason(err, lines))
+			continue
+		}
+		out.SetMapIndex(reflect.ValueOf(k).Convert(f.Type().Key()), v.Elem())
+	}
+	f.Set(out)
+}
+
+// decodeTableArray decodes an array of tables ([[quake3.masters]]) table
+// by table, so that every bad element is reported with its index:
+// "quake3.masters[1].heartbeat".
+func decodeTableArray(md toml.MetaData, p toml.Primitive, key string, raw any, f reflect.Value, errs *Errors) {
+	switch raw.(type) {
+	case []map[string]any, []any:
+	default:
+		errs.Add(key, "want an array of tables, got %s", tomlType(raw))
+		return
+	}
+	var elems []toml.Primitive
+	if err := md.PrimitiveDecode(p, &elems); err != nil {
+		errs.Add(key, "%s", decodeReason(err, false))
+		return
+	}
+	out := reflect.MakeSlice(f.Type(), len(elems), len(elems))
+	for i, e := range elems {
+		decodeTableAt(md, e, fmt.Sprintf("%s[%d]", key, i), out.Index(i).Addr().Interface(), errs, false)
+	}
+	f.Set(out)
 }
 
 // decodeFileMode takes permissions written as an octal string ("0660").
@@ -117,7 +190,8 @@ func decodeLevel(key string, raw any, f reflect.Value, errs *Errors) {
 	f.Set(reflect.ValueOf(l))
 }
 
-// decodeAddrPort takes "IP:PORT", or "" for none (the zero AddrPort).
+// decodeAddrPort takes "IP:PORT", or "" for none (the zero AddrPort). The
+// error's example is the default, if the key has one.
 func decodeAddrPort(key string, raw any, f reflect.Value, errs *Errors) {
 	s, ok := raw.(string)
 	ap, err := netip.ParseAddrPort(s)
@@ -125,7 +199,11 @@ func decodeAddrPort(key string, raw any, f reflect.Value, errs *Errors) {
 	case ok && s == "":
 		f.Set(reflect.ValueOf(netip.AddrPort{}))
 	case !ok || err != nil:
-		errs.Add(key, "want IP:PORT such as \"127.0.0.1:9273\", or \"\" to turn it off, got %s", quoted(raw))
+		example := "127.0.0.1:8080"
+		if def := f.Interface().(netip.AddrPort); def.IsValid() {
+			example = def.String()
+		}
+		errs.Add(key, "want IP:PORT such as %q, or \"\" to turn it off, got %s", example, quoted(raw))
 	default:
 		f.Set(reflect.ValueOf(ap))
 	}
@@ -158,36 +236,65 @@ func DecodeAddrPort(key, s, example string, errs *Errors) netip.AddrPort {
 	return ap
 }
 
-var typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type ([\w.\[\]{}]+); destination has type ([\w.\[\]{}]+)`)
-var lineOf = regexp.MustCompile(`^toml: line (\d+)(?: \(last key "[^"]*"\))?: `)
+var (
+	typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type (.+); destination has type (.+)$`)
+	tableWanted  = regexp.MustCompile(`type mismatch for .+: expected table but found (.+)$`)
+	lineOf       = regexp.MustCompile(`^toml: (?:line (\d+) ?)?(?:\(last key "(?:[^"\\]|\\.)*"\))?: `)
+)
 
 // decodeReason turns the TOML decoder's error into what is wrong, with the
-// line: "want an integer, got a string (line 5)".
-func decodeReason(err error) string {
-	msg := err.Error()
-	line := ""
-	if m := lineOf.FindStringSubmatch(msg); m != nil {
-		line = " (line " + m[1] + ")"
-		msg = msg[len(m[0]):]
-	}
+// line when lines is set: "want an integer, got a string (line 5)".
+func decodeReason(err error, lines bool) string {
+	msg, line := splitDecodeError(err)
 	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("want %s, got %s%s", article(m[2]), article(m[1]), line)
+		msg = fmt.Sprintf("want %s, got %s", typeName(m[2]), typeName(m[1]))
+	} else if m := tableWanted.FindStringSubmatch(msg); m != nil {
+		msg = "want a table, got " + typeName(m[1])
 	}
-	return strings.TrimPrefix(msg, "toml: ") + line
+	if lines && line != "" {
+		msg += " (line " + line + ")"
+	}
+	return msg
 }
 
-// article names a TOML or Go type for people: "an integer", "a string".
-func article(t string) string {
-	switch t {
-	case "integer", "array", "[]interface {}":
-		if t == "[]interface {}" {
-			t = "array"
+// splitDecodeError splits a decoder's error into its message and line.
+func splitDecodeError(err error) (msg, line string) {
+	var perr toml.ParseError
+	if errors.As(err, &perr) {
+		if perr.Position.Line > 0 {
+			line = strconv.Itoa(perr.Position.Line)
 		}
-		return "an " + t
-	case "map[string]interface {}", "struct":
-		return "a table"
+		return perr.Message, line
 	}
-	return "a " + t
+	msg = err.Error()
+	if m := lineOf.FindStringSubmatch(msg); m != nil {
+		return msg[len(m[0]):], m[1]
+	}
+	return strings.TrimPrefix(msg, "toml: "), ""
+}
+
+// typeName names a type in the decoder's messages (a Go type, or the
+// decoder's name of a destination) for people: "an integer", "a table".
+func typeName(t string) string {
+	switch t {
+	case "int64", "integer":
+		return "an integer"
+	case "float64", "float":
+		return "a float"
+	case "bool", "boolean":
+		return "a boolean"
+	case "string", "primitive (string-like)":
+		return "a string"
+	case "[]any", "[]interface {}", "slice", "array":
+		return "an array"
+	case "[]map[string]any", "[]map[string]interface {}":
+		return "an array of tables"
+	case "map[string]any", "map[string]interface {}", "map", "struct":
+		return "a table"
+	case "time.Time":
+		return "a date-time"
+	}
+	return "a value of type " + t
 }
 
 // tomlType names the TOML type of a decoded value.
@@ -201,12 +308,16 @@ func tomlType(v any) string {
 		return "a float"
 	case bool:
 		return "a boolean"
-	case []any, []map[string]any:
+	case []any:
 		return "an array"
+	case []map[string]any:
+		return "an array of tables"
 	case map[string]any:
 		return "a table"
+	case time.Time:
+		return "a date-time"
 	}
-	return fmt.Sprintf("%T", v)
+	return typeName(strings.ReplaceAll(fmt.Sprintf("%T", v), "interface {}", "any"))
 }
 
 // quoted shows a raw value: a string quoted, anything else by its type.

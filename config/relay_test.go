@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 // withLocalAddrs makes the host's interface addresses addrs for one test.
@@ -115,5 +116,46 @@ func TestRelayQueueWarning(t *testing.T) {
 	}
 	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "relay.queue: no longer used") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+func TestRelayDefaults(t *testing.T) {
+	c, err := Parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Relay
+	if r.Upstream != "" || r.Idle() != 2*time.Minute || r.Sessions() != 4096 || r.MaxSessionsPerIP != 16 || r.OpenRate != 2 || r.OpenBurst != 16 {
+		t.Errorf("relay defaults %+v", r)
+	}
+	c, err = Parse([]byte("[relay]\nupstream = \"127.0.0.1:27961\"\nidle_timeout = \"30s\"\nmax_sessions = 100\nmax_sessions_per_ip = 4\nopen_rate = 0.5\nopen_burst = 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = c.Relay
+	if r.Upstream != "127.0.0.1:27961" || r.Idle() != 30*time.Second || r.Sessions() != 100 || r.MaxSessionsPerIP != 4 || r.OpenRate != 0.5 || r.OpenBurst != 2 {
+		t.Errorf("relay %+v", r)
+	}
+}
+
+func TestRelayErrors(t *testing.T) {
+	cases := []struct{ cfg, key, reason string }{
+		{"[relay]\nupstream = \"27961\"", "relay.upstream", "HOST:PORT"},
+		{"[relay]\nupstream = \"x:0\"", "relay.upstream", "port from 1 to 65535"},
+		{"[relay]\nidle_timeout = \"10ms\"", "relay.idle_timeout", "1s to 1h"},
+		{"[relay]\nidle_timeout = \"2h\"", "relay.idle_timeout", "1s to 1h"},
+		{"[relay]\nmax_sessions_per_ip = 0", "relay.max_sessions_per_ip", "1 to 65536"},
+		{"[relay]\nopen_rate = -1.0", "relay.open_rate", "want 0"},
+		{"[relay]\nopen_burst = 0", "relay.open_burst", "1 to 65536"},
+		{"[relay]\nmax_sessions = -1", "relay.max_sessions", "1 to 65536"},
+		{"[relay]\nmax_sessions = 65537", "relay.max_sessions", "1 to 65536"},
+		{"[relay]\nbogus = 1", "relay.bogus", "unknown key"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.cfg))
+		var errs Errors
+		if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Key != c.key || !strings.Contains(errs[0].Reason, c.reason) {
+			t.Errorf("%q: %v; want one error %s containing %q", c.cfg, err, c.key, c.reason)
+		}
 	}
 }

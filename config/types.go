@@ -57,7 +57,7 @@ func (b *ByteSize) UnmarshalTOML(v any) error {
 		*b = n
 		return nil
 	}
-	return fmt.Errorf("want a size in bytes (an integer, or a string such as \"256KiB\"), got %T", v)
+	return fmt.Errorf("want a size in bytes (an integer, or a string such as \"256KiB\"), got %s", tomlType(v))
 }
 
 // ParseByteSize parses "256KiB", "1MiB", "500KB", "1500" or "1500B".
