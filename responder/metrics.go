@@ -15,6 +15,7 @@ const (
 	outUnknown                                    // no handler claims the datagram
 	outSilent                                     // the feed is stale: nothing is answered
 	outForwarded                                  // handed to the relay (relay mode)
+	outPanic                                      // serving it panicked; recovered, nothing sent
 	numOutcomes
 )
 
@@ -31,6 +32,8 @@ func outcomeLabel(o int) string {
 		return "stale"
 	case outForwarded:
 		return "forwarded"
+	case outPanic:
+		return "panic"
 	}
 	return wire.Outcome(o).String()
 }
@@ -98,6 +101,16 @@ func (m *Metrics) row(protocol string) int {
 	}
 	m.protocols = append(m.protocols, protocol)
 	return len(m.protocols) - 1
+}
+
+// name returns the protocol of a metrics row.
+func (m *Metrics) name(row int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if row < 0 || row >= len(m.protocols) {
+		return "unknown"
+	}
+	return m.protocols[row]
 }
 
 // newWorker returns a fresh set of counters for one receive loop.

@@ -68,6 +68,7 @@ type Server struct {
 	limit    atomic.Pointer[limiter]
 	socks    socketSet
 	sessions atomic.Int64 // receive loops made so far
+	panics   panicLog     // recovered panics' log, at most one a second
 }
 
 // listener is one configured address with its socket(s) and receive loops.
@@ -181,6 +182,7 @@ type session struct {
 	stats *workerStats
 	pend  pending    // counts of the current batch, added to stats once per batch
 	batch batchState // what the current batch's datagrams share
+	row   int        // the metrics row of the datagram being served (a panic is counted there)
 	out   [][]byte
 }
 
@@ -243,15 +245,32 @@ func (s *Server) beginBatch(ss *session) {
 	}
 }
 
-// process answers one datagram: route, serve, budget, count. It returns the
+// process answers one datagram (serve). A panic on the way (in a handler,
+// the Forwarder or the responder itself) is recovered, counted as outcome
+// "panic" of the protocol being served and logged at most once a second
+// (recover.go); the datagram gets no answer and the receive loop goes on with
+// the next one.
+func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) (out [][]byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.recovered(ss, v, req, src)
+			out = nil
+		}
+	}()
+	return s.serve(ss, req, scratch, src, oob, back)
+}
+
+// serve answers one datagram: route, serve, budget, count. It returns the
 // datagrams to send (pointing into scratch or into the handlers' replies).
 // Unclaimed datagrams go to the Forwarder when there is one.
-func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
+func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
 	b := &ss.batch
+	ss.row = 0
 	idx, h := b.rt.router.Route(req)
 	row := 0
 	if idx >= 0 {
 		row = b.rt.rows[idx]
+		ss.row = row
 	}
 	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
 		s.cfg.Forward.Forward(req, src, localAddr(oob), back)
