@@ -25,6 +25,11 @@ const (
 	recvTimeout = 200 // ms: how often a blocked receive wakes to notice Close
 )
 
+var (
+	_ listener = (*batchListener)(nil)
+	_ Sender   = (*fdSender)(nil)
+)
+
 // mmsghdr is struct mmsghdr: one message of recvmmsg/sendmmsg.
 type mmsghdr struct {
 	hdr unix.Msghdr

@@ -20,6 +20,8 @@ import (
 // partsHandler answers every datagram starting with 'P' with its parts.
 type partsHandler struct{ parts [][]byte }
 
+var _ Handler = (*partsHandler)(nil)
+
 func (h *partsHandler) Name() string         { return "parts" }
 func (h *partsHandler) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'P' }
 func (h *partsHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {

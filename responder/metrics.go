@@ -38,6 +38,8 @@ func outcomeLabel(o int) string {
 	return wire.Outcome(o).String()
 }
 
+var _ prometheus.Collector = (*Metrics)(nil)
+
 // Metrics are the responder's Prometheus counters. Each receive loop counts
 // into its own workerStats (no shared cache lines on the hot path); a scrape
 // sums them.

@@ -6,6 +6,11 @@ import (
 	"net/netip"
 )
 
+var (
+	_ listener = (*portableListener)(nil)
+	_ Sender   = udpConnSender{}
+)
+
 // portableListener serves one address with a net.UDPConn read by several
 // goroutines: the socket layer for systems without the batch path.
 type portableListener struct {

@@ -56,6 +56,11 @@ type pipeline interface {
 	process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte
 }
 
+var (
+	_ pipeline = (*Server)(nil)
+	_ pipeline = (*Sockets)(nil)
+)
+
 // socketSet is the sockets of the configured addresses and their receive
 // loops.
 type socketSet struct {

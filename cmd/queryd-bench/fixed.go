@@ -17,6 +17,8 @@ import (
 // alone.
 type fixedHandler struct{ reply [][]byte }
 
+var _ responder.Handler = (*fixedHandler)(nil)
+
 // Fixed replies: "QDBF", the number of datagrams of the answer still to
 // come after this one, then 'x' up to the size. The load generator counts an
 // answer at the datagram with 0 to come, whatever protocol it speaks.
