@@ -74,7 +74,7 @@ func testPanicRecovered(t *testing.T, layer string) {
 	srv, err := responder.New(responder.Config{
 		Listen:   []string{"127.0.0.1:0"},
 		Socket:   layer,
-		Workers:  2,
+		Workers:  1, // one receive loop: it must survive, and it serves in order
 		Forward:  panickyForwarder{},
 		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
 		Registry: reg,
@@ -105,8 +105,8 @@ func testPanicRecovered(t *testing.T, layer string) {
 		}
 	}
 	elapsed := time.Since(start)
-	// Counts are flushed before the batch's replies are sent: the last
-	// "ok" read means every datagram before it is counted.
+	// The one loop flushes a batch's counts before sending its replies: the
+	// last "ok" read means every datagram before it is counted.
 	for _, w := range []struct {
 		protocol, outcome string
 		n                 float64
