@@ -1,8 +1,3 @@
-// Package a2s implements Valve's A2S server queries (A2S_INFO, A2S_PLAYER,
-// A2S_RULES, A2A_PING, A2S_SERVERQUERY_GETCHALLENGE) as described on the Valve
-// Developer Community page "Server queries": parsing requests, encoding the
-// replies once per state snapshot, and a small client. It opens no sockets
-// except in Client.
 package a2s
 
 import (

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/queryd/queryd/relay"
 )
 
 // Relay is [relay]: own the public game port and forward what no responder claims.
@@ -25,32 +27,22 @@ type Relay struct {
 	OpenBurst        int     `toml:"open_burst"` // sessions one source may open at once before open_rate applies
 }
 
-// Relay defaults: for the keys left out (zero), and the keys whose zero
-// means something (open_rate = 0 is no limit) in defaultRelay.
-const (
-	DefaultRelayIdle             = 2 * time.Minute
-	DefaultRelayMaxSessions      = 4096
-	DefaultRelayMaxSessionsPerIP = 16
-	DefaultRelayOpenRate         = 2.0
-	DefaultRelayOpenBurst        = 16
-)
-
 func defaultRelay() Relay {
-	return Relay{MaxSessionsPerIP: DefaultRelayMaxSessionsPerIP, OpenRate: DefaultRelayOpenRate, OpenBurst: DefaultRelayOpenBurst}
+	return Relay{MaxSessionsPerIP: relay.DefaultMaxPerIP, OpenRate: relay.DefaultOpenRate, OpenBurst: relay.DefaultOpenBurst}
 }
 
-// Idle returns idle_timeout, or DefaultRelayIdle when unset.
+// Idle returns idle_timeout, or relay.DefaultIdle when unset.
 func (r Relay) Idle() time.Duration {
 	if r.IdleTimeout == 0 {
-		return DefaultRelayIdle
+		return relay.DefaultIdle
 	}
 	return time.Duration(r.IdleTimeout)
 }
 
-// Sessions returns max_sessions, or DefaultRelayMaxSessions when unset.
+// Sessions returns max_sessions, or relay.DefaultMaxSessions when unset.
 func (r Relay) Sessions() int {
 	if r.MaxSessions == 0 {
-		return DefaultRelayMaxSessions
+		return relay.DefaultMaxSessions
 	}
 	return r.MaxSessions
 }
@@ -58,28 +50,28 @@ func (r Relay) Sessions() int {
 func (c *Config) validateRelay(errs *Errors) {
 	r := c.Relay
 	if r.Upstream != "" {
-		if err := checkHostPort(r.Upstream); err != nil {
-			errs.add("relay.upstream", "%v", err)
+		if err := CheckHostPort(r.Upstream); err != nil {
+			errs.Add("relay.upstream", "%v", err)
 		} else if ap, err := netip.ParseAddrPort(r.Upstream); err == nil {
 			if err := c.relayLoop(ap, localAddrs); err != nil {
-				errs.add("relay.upstream", "%v", err)
+				errs.Add("relay.upstream", "%v", err)
 			}
 		} // a name: resolved and checked by RelayUpstream (queryd check and start)
 	}
 	if d := r.Idle(); d < time.Second || d > time.Hour {
-		errs.add("relay.idle_timeout", "want 1s to 1h (default 2m), got %s", d)
+		errs.Add("relay.idle_timeout", "want 1s to 1h (default 2m), got %s", d)
 	}
 	if n := r.Sessions(); n < 1 || n > 65536 {
-		errs.add("relay.max_sessions", "want 1 to 65536 (default 4096), got %d", n)
+		errs.Add("relay.max_sessions", "want 1 to 65536 (default 4096), got %d", n)
 	}
 	if n := r.MaxSessionsPerIP; n < 1 || n > 65536 {
-		errs.add("relay.max_sessions_per_ip", "want 1 to 65536 (default %d), got %d", DefaultRelayMaxSessionsPerIP, n)
+		errs.Add("relay.max_sessions_per_ip", "want 1 to 65536 (default %d), got %d", relay.DefaultMaxPerIP, n)
 	}
 	if r.OpenRate < 0 || r.OpenRate > 1e6 {
-		errs.add("relay.open_rate", "want 0 (no limit) to 1000000 sessions per second (default %v), got %v", DefaultRelayOpenRate, r.OpenRate)
+		errs.Add("relay.open_rate", "want 0 (no limit) to 1000000 sessions per second (default %v), got %v", relay.DefaultOpenRate, r.OpenRate)
 	}
 	if n := r.OpenBurst; n < 1 || n > 65536 {
-		errs.add("relay.open_burst", "want 1 to 65536 (default %d), got %d", DefaultRelayOpenBurst, n)
+		errs.Add("relay.open_burst", "want 1 to 65536 (default %d), got %d", relay.DefaultOpenBurst, n)
 	}
 }
 
@@ -122,9 +114,9 @@ func (c *Config) relayLoop(up netip.AddrPort, local func() []netip.Addr) error {
 	}
 	var locals []netip.Addr
 	asked := false
-	for _, s := range c.Listen.UDP {
-		l, err := netip.ParseAddrPort(s)
-		if err != nil || l.Port() != up.Port() {
+	for _, l := range c.Listen.UDP {
+		s := l.String()
+		if l.Port() != up.Port() {
 			continue
 		}
 		la := l.Addr().Unmap().WithZone("")

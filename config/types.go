@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -74,4 +75,74 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf("want a size such as \"256KiB\", \"1MiB\" or a number of bytes, got %q", s)
 	}
 	return ByteSize(n * mult), nil
+}
+
+// AddrPorts is a list of IP:PORT addresses ([listen] udp). Each element
+// is checked on its own, so every bad or repeated one is reported.
+type AddrPorts []netip.AddrPort
+
+// decodeKey decodes a TOML array of "IP:PORT" strings, reporting every bad
+// or repeated element with its index.
+func (a *AddrPorts) decodeKey(key string, raw any, errs *Errors) {
+	list, ok := raw.([]any)
+	if !ok {
+		errs.Add(key, "want a list of \"IP:PORT\" strings such as [\"0.0.0.0:27015\"], got %s", tomlType(raw))
+		return
+	}
+	out := make(AddrPorts, 0, len(list))
+	seen := map[netip.AddrPort]bool{}
+	for i, v := range list {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		s, _ := v.(string)
+		ap, err := netip.ParseAddrPort(s)
+		switch {
+		case err != nil:
+			errs.Add(k, "want IP:PORT such as \"0.0.0.0:27015\" or \"[::]:27015\", got %s", quoted(v))
+		case seen[ap]:
+			errs.Add(k, "%q is listed twice", s)
+		default:
+			seen[ap] = true
+			out = append(out, ap)
+		}
+	}
+	*a = out
+}
+
+// SocketLayer is [listen] socket: how the UDP sockets are read.
+type SocketLayer string
+
+// The socket layers.
+const (
+	SocketAuto     SocketLayer = ""         // batch on Linux, else portable
+	SocketBatch    SocketLayer = "batch"    // recvmmsg/sendmmsg outside the netpoller (Linux)
+	SocketPortable SocketLayer = "portable" // one net.UDPConn per address
+)
+
+// UnmarshalText accepts "", "batch" or "portable".
+func (s *SocketLayer) UnmarshalText(b []byte) error {
+	switch v := SocketLayer(b); v {
+	case SocketAuto, SocketBatch, SocketPortable:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("want \"batch\" (Linux) or \"portable\", got %q", b)
+}
+
+// LogFormat is [log] format.
+type LogFormat string
+
+// The log formats.
+const (
+	LogText LogFormat = "text"
+	LogJSON LogFormat = "json"
+)
+
+// UnmarshalText accepts "text" or "json".
+func (f *LogFormat) UnmarshalText(b []byte) error {
+	switch v := LogFormat(b); v {
+	case LogText, LogJSON:
+		*f = v
+		return nil
+	}
+	return fmt.Errorf("want text or json, got %q", b)
 }

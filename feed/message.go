@@ -1,7 +1,3 @@
-// Package feed is the Unix-socket interface through which the game server
-// feeds its state to queryd: newline-delimited JSON messages (replace, patch,
-// ping, get, peer), one reply line each. It holds the server side and a Go
-// client for game servers written in Go.
 package feed
 
 import (

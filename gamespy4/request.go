@@ -1,8 +1,3 @@
-// Package gamespy4 implements the GameSpy4 query protocol as Minecraft's
-// "Query" speaks it (the Minecraft wiki's "Query" page): the handshake that
-// hands out a challenge token, and the basic and full stat replies, byte for
-// byte in vanilla's order. Replies are encoded once per state snapshot; the
-// package opens no sockets except in Client.
 package gamespy4
 
 import (

@@ -141,3 +141,8 @@ func (c *conn) Close() error {
 
 // Unwrap returns the accepted connection (e.g. a *net.UnixConn).
 func (c *conn) Unwrap() net.Conn { return c.Conn }
+
+var (
+	_ net.Listener = (*Listener)(nil)
+	_ net.Conn     = (*conn)(nil)
+)

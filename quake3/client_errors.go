@@ -1,6 +1,10 @@
 package quake3
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/queryd/queryd/module"
+)
 
 // BadAnswerError is a reply the client cannot use: an info string or a
 // player line it cannot parse, or only replies that do not echo the
@@ -12,6 +16,11 @@ type BadAnswerError struct {
 
 // Error returns What with the package's prefix.
 func (e *BadAnswerError) Error() string { return "quake3: " + e.What }
+
+// BadAnswer returns What (module.BadAnswer).
+func (e *BadAnswerError) BadAnswer() string { return e.What }
+
+var _ module.BadAnswer = (*BadAnswerError)(nil)
 
 func badAnswer(format string, args ...any) error {
 	return &BadAnswerError{What: fmt.Sprintf(format, args...)}

@@ -1,9 +1,3 @@
-// Package quake3 implements the Quake 3 family's connectionless server
-// queries (ioquake3, OpenArena, Enemy Territory and their kin): parsing
-// "getinfo" and "getstatus" requests, encoding infoResponse and statusResponse
-// once per state snapshot, the master-server heartbeat and flatline messages
-// (dpmaster's doc/techinfo.txt), and a small client. It opens no sockets
-// except in Client and keeps no per-client state.
 package quake3
 
 import (

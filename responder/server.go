@@ -93,12 +93,8 @@ type Forwarder interface {
 	Forward(req []byte, src netip.AddrPort, local netip.Addr, back Sender)
 }
 
-// Sender sends datagrams out of one of the server's sockets.
-type Sender interface {
-	// SendFrom sends b to dst, from local when it is valid (the address a
-	// client's datagrams arrived on), else from the address the kernel picks.
-	SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error
-}
+// Sender sends datagrams out of one of the server's sockets (wire.Sender).
+type Sender = wire.Sender
 
 // New makes a server (no sockets yet) answering with handlers.
 func New(cfg Config, handlers ...Handler) (*Server, error) {

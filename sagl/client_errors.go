@@ -1,9 +1,10 @@
 package sagl
 
 import (
-	"errors"
 	"fmt"
 	"os"
+
+	"github.com/queryd/queryd/module"
 )
 
 // BadAnswerError is a reply the client cannot use: a datagram over the
@@ -18,16 +19,21 @@ type BadAnswerError struct {
 // Error returns What with the package's prefix.
 func (e *BadAnswerError) Error() string { return "sagl: " + e.What }
 
+// BadAnswer returns What (module.BadAnswer).
+func (e *BadAnswerError) BadAnswer() string { return e.What }
+
+var _ module.BadAnswer = (*BadAnswerError)(nil)
+
 // ErrOnlyChallenges is returned when the server answers maxChallenges
 // requests with a new challenge, or sent nothing but challenges by the
 // deadline.
-var ErrOnlyChallenges = errors.New("sagl: the server answers only with challenges")
+var ErrOnlyChallenges = fmt.Errorf("sagl: %w", module.ErrOnlyChallenges)
 
 // maxChallenges is how many new tokens one Info or Logo call takes before
 // it gives up with ErrOnlyChallenges (the same cap in every client). A
 // challenge repeating the current token is not asked again at once: the
 // call waits for its next retry.
-const maxChallenges = 3
+const maxChallenges = module.MaxChallenges
 
 func badAnswer(format string, args ...any) error {
 	return &BadAnswerError{What: fmt.Sprintf(format, args...)}

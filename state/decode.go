@@ -82,28 +82,39 @@ var fields = map[string]func(d *decoder, v any) error{
 	"branding": (*decoder).branding,
 }
 
-// decodeDocument validates doc and fills s (all but players' Since and the version).
+// decodeDocument validates doc and fills s (all but players' Since and the
+// version). It returns the first error, in key order.
 func decodeDocument(doc map[string]any, s *Snapshot) error {
-	d := &decoder{s: s}
-	s.ServerType, s.OS = "dedicated", "linux"
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // report the same first error every time
-	for _, k := range keys {
-		f, ok := fields[k]
-		if !ok {
-			return fieldErr(k, "unknown field")
-		}
-		if doc[k] == nil { // null: the field's default
-			continue
-		}
-		if err := f(d, doc[k]); err != nil {
-			return err
-		}
+	if errs := decodeFields(doc, s, 1); len(errs) > 0 {
+		return errs[0]
 	}
 	return nil
+}
+
+// decodeFields decodes doc's top-level fields in key order (so the same
+// errors come every time) and returns the first error of each failing field,
+// stopping after max of them (0: no limit).
+func decodeFields(doc map[string]any, s *Snapshot, max int) []error {
+	d := &decoder{s: s}
+	s.ServerType, s.OS = "dedicated", "linux"
+	var errs []error
+	for _, k := range sortedKeys(doc) {
+		f, ok := fields[k]
+		var err error
+		switch {
+		case !ok:
+			err = fieldErr(k, "unknown field")
+		case doc[k] == nil: // null: the field's default
+		default:
+			err = f(d, doc[k])
+		}
+		if err != nil {
+			if errs = append(errs, err); len(errs) == max {
+				break
+			}
+		}
+	}
+	return errs
 }
 
 func str(v any, path string, max int) (string, error) {

@@ -1,6 +1,3 @@
-// Package state holds the server state document that the game server feeds to
-// queryd, its limits and validation, and the immutable Snapshot every protocol
-// responder serves. A Store swaps snapshots atomically.
 package state
 
 import (

@@ -147,6 +147,15 @@ func Validate(doc map[string]any) error {
 	return decodeDocument(doc, &Snapshot{})
 }
 
+// ValidateAll is Validate reporting every top-level field that is wrong
+// (each field's first error), for `queryd check`; nil when doc is valid.
+func ValidateAll(doc map[string]any) []error {
+	if err := CheckDepth(doc); err != nil {
+		return []error{err}
+	}
+	return decodeFields(doc, &Snapshot{}, 0)
+}
+
 // commit builds and publishes the snapshot of base overlaid by layer, or
 // changes nothing and returns the reason. Callers hold mu.
 func (s *Store) commit(base, layer map[string]any) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/daemon"
 )
 
 // cmdCheck validates a config file and prints every error with its key.
@@ -25,7 +26,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: queryd check -config FILE")
 		return 2
 	}
-	c, err := config.Load(*path)
+	c, err := config.Load(*path, configModules()...)
 	if err != nil {
 		var errs config.Errors
 		if errors.As(err, &errs) {
@@ -49,7 +50,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	// The descriptor budget of this process (the daemon's may differ: it
 	// runs under its own LimitNOFILE).
-	if why, err := fitDescriptors(c); err == nil && why != "" {
+	if why, err := daemon.FitDescriptors(c); err == nil && why != "" {
 		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
 	}
 	for _, w := range warnings {

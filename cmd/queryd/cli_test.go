@@ -85,7 +85,7 @@ func TestPushAndQuery(t *testing.T) {
 		t.Fatalf("push must stop at the first rejected line: %d %q %q", code, out, errOut)
 	}
 
-	addr := d.udp.Addrs()[0].String()
+	addr := d.UDP().String()
 	code, out, errOut = run(t, "", "query", "-proto", "a2s", "-timeout", "2s", addr)
 	if code != 0 {
 		t.Fatalf("query: %d %s", code, errOut)
@@ -107,7 +107,7 @@ func TestPushAndQuery(t *testing.T) {
 	if code, _, _ := run(t, "", "query", "-proto", "nope", addr); code != 2 {
 		t.Fatal("unknown protocol must be a usage error")
 	}
-	d.stop()
+	d.Stop()
 	if code, _, errOut := run(t, "", "query", "-proto", "a2s", "-timeout", "300ms", addr); code != 1 || errOut == "" {
 		t.Fatalf("query of a dead server: %d %q", code, errOut)
 	}

@@ -114,9 +114,11 @@ func TestDeployConfigs(t *testing.T) {
 			t.Errorf("queryd check %s: %s", p, errOut)
 			continue
 		}
-		c, err := config.Load("../../" + p)
-		if err != nil || c.FeedSocket() != "/run/queryd/feed.sock" {
-			t.Errorf("%s: feed socket %q (%v), want /run/queryd/feed.sock", p, c.FeedSocket(), err)
+		c, err := config.Load("../../"+p, configModules()...)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+		} else if c.FeedSocket() != "/run/queryd/feed.sock" {
+			t.Errorf("%s: feed socket %q, want /run/queryd/feed.sock", p, c.FeedSocket())
 		}
 	}
 }
@@ -238,7 +240,7 @@ http = "127.0.0.1:0"
 `))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		mfs, err := d.reg.Gather()
+		mfs, err := d.Registry().Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -358,4 +360,18 @@ func balanced(expr string) bool {
 		}
 	}
 	return len(stack) == 0 && !inQuote
+}
+
+// lookup follows a dotted path of object keys.
+func lookup(doc any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
 }

@@ -128,7 +128,7 @@ func TestFeedExamples(t *testing.T) {
 	t.Run("static build", func(t *testing.T) { checkStatic(t, bin) })
 	dir := testDir(t)
 	d := startTestDaemon(t, writeConfig(t, dir, ""))
-	addr := d.udp.Addrs()[0].String()
+	addr := d.UDP().String()
 	sock := filepath.Join(dir, "feed.sock")
 	env := []string{"QUERYD_FEED_SOCKET=" + sock, "QUERYD_EXAMPLE_SOCKET=" + sock, "QUERYD=" + bin}
 	examples, err := filepath.Abs("../../examples")

@@ -18,7 +18,7 @@ import (
 func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("push", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def, _ := config.Parse(config.Default)
+	def, _ := config.Parse(config.Default, configModules()...)
 	socket := fs.String("socket", def.FeedSocket(), "feed socket path")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -1,16 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // queryd query prints JSON on stdout by default, as the public contract
@@ -19,24 +20,32 @@ import (
 // people's view instead: one row per protocol (name, map, players, round
 // trip) and, for each protocol that failed, why. -json says JSON explicitly.
 
+// querier is a protocol module's client side, as queryd query uses it.
+type querier interface {
+	Name() string
+	// Query asks addr the protocol's whole query within ctx.
+	Query(ctx context.Context, addr string, opts module.QueryOptions) (module.Answer, error)
+	// Probe is the protocol's first request, for the round trip and the
+	// diagnosis of a failure.
+	Probe() module.Probe
+}
+
 // queryOpts are the options every protocol's query takes.
 type queryOpts struct {
 	timeout time.Duration
-	logo    string // SAGL: write the logo to this file
-	quiet   bool   // several protocols at once: no per-protocol notes on stderr
+	logo    string    // SAGL: write the logo to this file
+	notes   io.Writer // one protocol: its notes for people (stderr); nil for several
 }
 
-// queriers maps each -proto name to its client.
-var queriers = map[string]func(addr string, q queryOpts) (any, error){
-	"a2s":      queryA2S,
-	"gamespy4": queryGameSpy4,
-	"sagl":     querySAGL,
-	"quake3":   queryQuake3,
+// querierNamed returns the module called name, or nil.
+func querierNamed(name string) querier {
+	for _, m := range modules {
+		if m.Name() == name {
+			return m
+		}
+	}
+	return nil
 }
-
-// protoOrder is the order of the protocols in tables and messages (the
-// demux order); a protocol missing here comes after them, by name.
-var protoOrder = []string{"a2s", "gamespy4", "sagl", "quake3"}
 
 // queryShare is the part of -timeout the query itself may use; the rest is
 // kept for the probe that measures the round trip or explains a failure.
@@ -46,7 +55,7 @@ const queryShare = 0.75
 func cmdQuery(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	proto := fs.String("proto", "auto", "protocol: a2s, gamespy4, sagl, quake3 or auto (every protocol at once)")
+	proto := fs.String("proto", "auto", "protocol: "+strings.Join(protoNames(), ", ")+" or auto (every protocol at once)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time limit for the whole command")
 	logo := fs.String("logo", "", "sagl: save the logo to this file")
 	asJSON := fs.Bool("json", false, "print JSON (the default)")
@@ -55,18 +64,21 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 || (*asJSON && *table) || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: queryd query [-proto a2s|gamespy4|sagl|quake3|auto] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT")
+		fmt.Fprintf(stderr, "usage: queryd query [-proto %s|auto] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT\n", strings.Join(protoNames(), "|"))
 		return 2
 	}
 	names := protoNames()
 	if *proto != "auto" {
-		if _, ok := queriers[*proto]; !ok {
+		if querierNamed(*proto) == nil {
 			fmt.Fprintf(stderr, "query: unknown protocol %q (want %s or auto)\n", *proto, strings.Join(names, ", "))
 			return 2
 		}
 		names = []string{*proto}
 	}
-	q := queryOpts{timeout: *timeout, logo: *logo, quiet: *table || *proto == "auto"}
+	q := queryOpts{timeout: *timeout, logo: *logo}
+	if !*table && *proto != "auto" {
+		q.notes = stderr
+	}
 	results := queryAll(fs.Arg(0), names, q, *table || *proto == "auto")
 	if *table {
 		return printTable(stdout, results)
@@ -77,39 +89,26 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "query %s %s: %s\n", r.proto, fs.Arg(0), r.failure())
 			return 1
 		}
-		return printJSON(stdout, stderr, r.value)
+		return printJSON(stdout, stderr, r.answer.Full)
 	}
 	return printAuto(fs.Arg(0), results, stdout, stderr)
 }
 
-// protoNames lists the protocols queryd query knows: those of protoOrder
-// first, in that order, then any other by name.
+// protoNames lists the protocols queryd query knows, in demux order.
 func protoNames() []string {
-	names := make([]string, 0, len(queriers))
-	for n := range queriers {
-		names = append(names, n)
+	names := make([]string, len(modules))
+	for i, m := range modules {
+		names[i] = m.Name()
 	}
-	rank := func(n string) int {
-		if i := slices.Index(protoOrder, n); i >= 0 {
-			return i
-		}
-		return len(protoOrder)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if a, b := rank(names[i]), rank(names[j]); a != b {
-			return a < b
-		}
-		return names[i] < names[j]
-	})
 	return names
 }
 
 // queryResult is one protocol's answer, or why there is none.
 type queryResult struct {
-	proto string
-	value any         // what the protocol's query returned (JSON-able)
-	err   error       // the query's error
-	probe probeResult // the single-request probe (round trip, or the diagnosis)
+	proto  string
+	answer module.Answer // what the protocol's query returned
+	err    error         // the query's error
+	probe  probeResult   // the single-request probe (round trip, or the diagnosis)
 }
 
 // queryAll asks every named protocol at once. With rtt, a protocol that
@@ -132,25 +131,22 @@ func queryAll(addr string, names []string, q queryOpts, rtt bool) []queryResult 
 
 func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
 	deadline := time.Now().Add(q.timeout)
-	// In a protocol whose query takes several requests (firstStep), each
-	// request may wait half the query's share: one that gets no answer then
-	// fails with the client's own error, which says which step went
-	// unanswered, before timed cuts the query off. (The SAGL client's
-	// timeout bounds its whole call.)
+	m := querierNamed(name)
+	// In a protocol whose query takes several requests, each request may
+	// wait half the query's share: one that gets no answer then fails with
+	// the client's own error, which says which step went unanswered, before
+	// the context cuts the query off. (A client whose timeout bounds its
+	// whole call, SAGL's, takes the context's deadline.) The context allows
+	// a little over the share, so that a client ending at its own deadline
+	// says why (a bad answer, only challenges) before it is cut off; the
+	// probe gets the rest of -timeout.
 	share := time.Duration(float64(q.timeout) * queryShare)
-	qq := q
-	qq.timeout = share
-	if _, steps := firstStep[name]; steps {
-		qq.timeout = share / 2
-	}
-	// timed allows a little over the share, so that a client ending at its
-	// own deadline says why (a bad answer, only challenges) before timed
-	// cuts it off; the probe gets the rest of -timeout.
 	grace := (q.timeout - share) / 4
+	opts := module.QueryOptions{Logo: q.logo, Notes: q.notes, Steps: share / 2}
 	r := queryResult{proto: name}
-	r.value, r.err = timed(queriers[name], addr, qq, share+grace)
+	r.answer, r.err = timed(m, addr, opts, share, share+grace)
 	if (r.err != nil && !diagnosed(r.err)) || (r.err == nil && rtt) {
-		r.probe = probe(name, addr, time.Until(deadline))
+		r.probe = probe(m.Probe(), addr, time.Until(deadline))
 	}
 	return r
 }
@@ -158,24 +154,27 @@ func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
 // errCutOff is timed's error: the query as a whole took too long.
 var errCutOff = errors.New("no complete answer")
 
-// timed runs one query bounded by limit, even if the client blocks longer.
-func timed(fn func(string, queryOpts) (any, error), addr string, q queryOpts, limit time.Duration) (any, error) {
+// timed runs one query whose client may take share, cut off at limit even
+// if the client blocks longer.
+func timed(m querier, addr string, opts module.QueryOptions, share, limit time.Duration) (module.Answer, error) {
 	type result struct {
-		v   any
+		a   module.Answer
 		err error
 	}
 	ch := make(chan result, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), share)
+	defer cancel()
 	go func() {
-		v, err := fn(addr, q)
-		ch <- result{v, err}
+		a, err := m.Query(ctx, addr, opts)
+		ch <- result{a, err}
 	}()
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
 	case r := <-ch:
-		return r.v, r.err
+		return r.a, r.err
 	case <-t.C:
-		return nil, fmt.Errorf("%w within %s", errCutOff, limit.Round(time.Millisecond))
+		return module.Answer{}, fmt.Errorf("%w within %s", errCutOff, limit.Round(time.Millisecond))
 	}
 }
 
@@ -193,7 +192,7 @@ func printAuto(addr string, results []queryResult, stdout, stderr io.Writer) int
 			errs[r.proto] = r.failure()
 			continue
 		}
-		out[r.proto] = r.value
+		out[r.proto] = r.answer.Full
 	}
 	if len(errs) == len(results) {
 		for _, r := range results {

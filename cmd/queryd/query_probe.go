@@ -1,64 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/queryd/queryd/a2s"
-	"github.com/queryd/queryd/gamespy4"
-	"github.com/queryd/queryd/quake3"
-	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/module"
 )
 
 // A probe is one small request per protocol, the first a real client sends:
 // what comes back (nothing, a challenge, or an answer) tells "no answer"
 // from "answered only with challenges", and its round trip is the one
 // queryd query -table shows.
-
-// probeSpec is a protocol's first request and how to read its reply.
-type probeSpec struct {
-	req       []byte
-	reply     func(p []byte) bool // p is this protocol's reply to req
-	challenge func(p []byte) bool // the reply is a challenge, not an answer
-}
-
-var probeSession = [4]byte{0x01, 0x02, 0x03, 0x04}
-
-var probes = map[string]probeSpec{
-	"a2s": {
-		req: []byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"),
-		reply: func(p []byte) bool {
-			return len(p) >= 5 && bytes.HasPrefix(p, []byte{0xFF, 0xFF, 0xFF, 0xFF}) && (p[4] == 'A' || p[4] == 'I')
-		},
-		challenge: func(p []byte) bool { return p[4] == 'A' },
-	},
-	"gamespy4": {
-		req: append([]byte{0xFE, 0xFD, 0x09}, probeSession[:]...),
-		reply: func(p []byte) bool {
-			return len(p) >= 5 && p[0] == 0x09 && [4]byte(p[1:5]) == probeSession
-		},
-		challenge: func([]byte) bool { return true }, // the handshake answers a token
-	},
-	"sagl": {
-		req:   sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo}),
-		reply: func(p []byte) bool { return len(p) >= 6 && bytes.HasPrefix(p, []byte("SAGR")) },
-		// The probe's token 0 always gets a challenge, which says nothing
-		// about the query: the client itself says when only challenges
-		// came (sagl.ErrOnlyChallenges).
-		challenge: func([]byte) bool { return false },
-	},
-	"quake3": {
-		req:       []byte("\xFF\xFF\xFF\xFFgetinfo queryd-probe"),
-		reply:     func(p []byte) bool { return bytes.HasPrefix(p, []byte("\xFF\xFF\xFF\xFFinfoResponse")) },
-		challenge: func([]byte) bool { return false }, // Quake 3 has no challenge
-	},
-}
 
 // probeResult is what one probe saw.
 type probeResult struct {
@@ -70,9 +26,8 @@ type probeResult struct {
 }
 
 // probe sends a protocol's first request and waits up to budget for its reply.
-func probe(name, addr string, budget time.Duration) probeResult {
-	spec, ok := probes[name]
-	if !ok || budget <= 0 {
+func probe(spec module.Probe, addr string, budget time.Duration) probeResult {
+	if budget <= 0 {
 		return probeResult{}
 	}
 	res := probeResult{ran: true}
@@ -83,7 +38,7 @@ func probe(name, addr string, budget time.Duration) probeResult {
 	defer conn.Close()
 	start := time.Now()
 	conn.SetDeadline(start.Add(budget))
-	if _, err := conn.Write(spec.req); err != nil {
+	if _, err := conn.Write(spec.Request); err != nil {
 		res.refused = isRefused(err)
 		return res
 	}
@@ -94,8 +49,8 @@ func probe(name, addr string, budget time.Duration) probeResult {
 			res.refused = isRefused(err)
 			return res
 		}
-		if p := buf[:n]; spec.reply(p) {
-			res.replied, res.challenge, res.rtt = true, spec.challenge(p), time.Since(start)
+		if p := buf[:n]; spec.Reply(p) {
+			res.replied, res.challenge, res.rtt = true, spec.Challenge(p), time.Since(start)
 			return res
 		}
 	}
@@ -111,31 +66,22 @@ func isTimeout(err error) bool {
 
 // isBadAnswer reports whether a client got a reply it could not use.
 func isBadAnswer(err error) bool {
-	var (
-		a *a2s.BadAnswerError
-		g *gamespy4.BadAnswerError
-		s *sagl.BadAnswerError
-		q *quake3.BadAnswerError
-	)
-	return errors.As(err, &a) || errors.As(err, &g) || errors.As(err, &s) || errors.As(err, &q)
+	var ba module.BadAnswer
+	return errors.As(err, &ba)
 }
 
 // isOnlyChallenges reports whether a client gave up after challenges only.
-func isOnlyChallenges(err error) bool {
-	return errors.Is(err, a2s.ErrOnlyChallenges) || errors.Is(err, gamespy4.ErrOnlyChallenges) ||
-		errors.Is(err, sagl.ErrOnlyChallenges)
-}
+func isOnlyChallenges(err error) bool { return errors.Is(err, module.ErrOnlyChallenges) }
 
 // diagnosed reports whether err says by itself why the query failed, so
 // that no probe is needed to explain it.
 func diagnosed(err error) bool { return isBadAnswer(err) || isOnlyChallenges(err) }
 
-// firstStep is the error prefix each protocol's query puts on its first
-// request; an error with another prefix came after a first answer.
-var firstStep = map[string]string{
-	"a2s":      "A2S_INFO:",
-	"gamespy4": "basic stat:",
-	"quake3":   "getinfo:",
+// partial reports whether err came after the query's first request was
+// answered (a later step failed).
+func partial(err error) bool {
+	var se *module.StepError
+	return errors.As(err, &se) && se.Step > 0
 }
 
 // failure explains why a protocol did not answer, in words an operator can
@@ -145,7 +91,6 @@ var firstStep = map[string]string{
 func (r queryResult) failure() string {
 	err, p := r.err, r.probe
 	why := err.Error()
-	partial := firstStep[r.proto] != "" && !errors.Is(err, errCutOff) && !strings.HasPrefix(why, firstStep[r.proto])
 	const challenges = "answered only with challenges: the server sent a challenge but did not answer the request carrying it back, so it refused the token (the source address changed between requests, e.g. behind NAT) or dropped the reply (rate limit) [%s]"
 	switch {
 	case isRefused(err) || p.refused:
@@ -154,7 +99,7 @@ func (r queryResult) failure() string {
 		return fmt.Sprintf("bad answer: %s", why)
 	case isOnlyChallenges(err):
 		return fmt.Sprintf(challenges, why)
-	case partial:
+	case partial(err):
 		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (queryd's [limits] per-IP byte budget, or the Quake 3 packet rate), else packets lost [%s]", why)
 	case p.replied && p.challenge:
 		return fmt.Sprintf(challenges, why)

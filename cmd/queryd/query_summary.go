@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,24 +21,6 @@ type summaryRow struct {
 	Error      string   `json:"error,omitempty"`
 }
 
-// summaryPaths says where each protocol's JSON keeps the name, the map, the
-// player count and the maximum ("" when the protocol has none).
-var summaryPaths = map[string][4]string{
-	"a2s":      {"info.name", "info.map", "info.players", "info.max_players"},
-	"gamespy4": {"basic.motd", "basic.map", "basic.numplayers", "basic.maxplayers"},
-	"sagl":     {"name", "", "players.online", "players.max"},
-	"quake3":   {"info.hostname", "info.mapname", "info.clients", "info.sv_maxclients"},
-}
-
-// fallbackPaths are tried for a protocol summaryPaths does not know, or
-// when its paths find nothing.
-var fallbackPaths = [4][]string{
-	{"name", "hostname", "motd", "info.name", "info.hostname", "basic.motd"},
-	{"map", "mapname", "info.map", "info.mapname", "basic.map"},
-	{"players.online", "numplayers", "info.players", "info.clients", "basic.numplayers"},
-	{"max_players", "maxplayers", "players.max", "info.max_players", "info.sv_maxclients", "basic.maxplayers"},
-}
-
 // row summarizes one protocol's result.
 func (r queryResult) row() summaryRow {
 	row := summaryRow{Protocol: r.proto}
@@ -51,83 +32,9 @@ func (r queryResult) row() summaryRow {
 		row.Error = r.failure()
 		return row
 	}
-	doc := asJSONDoc(r.value)
-	paths := summaryPaths[r.proto]
-	var got [4]any
-	for i := range got {
-		candidates := fallbackPaths[i]
-		if paths[i] != "" {
-			candidates = append([]string{paths[i]}, candidates...)
-		}
-		got[i] = firstFound(doc, candidates)
-	}
-	row.Name, _ = got[0].(string)
-	row.Map, _ = got[1].(string)
-	row.Players, row.MaxPlayers = toInt(got[2]), toInt(got[3])
-	if row.Players == nil {
-		if list, ok := lookup(doc, "players"); ok {
-			if a, ok := list.([]any); ok {
-				n := len(a)
-				row.Players = &n
-			}
-		}
-	}
+	s := r.answer.Summary
+	row.Name, row.Map, row.Players, row.MaxPlayers = s.Name, s.Map, s.Players, s.MaxPlayers
 	return row
-}
-
-// asJSONDoc turns a query's value into generic JSON (maps, slices, numbers).
-func asJSONDoc(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var doc any
-	if json.Unmarshal(b, &doc) != nil {
-		return nil
-	}
-	return doc
-}
-
-func firstFound(doc any, paths []string) any {
-	for _, p := range paths {
-		if v, ok := lookup(doc, p); ok && v != nil {
-			return v
-		}
-	}
-	return nil
-}
-
-// lookup follows a dotted path of object keys.
-func lookup(doc any, path string) (any, bool) {
-	for _, k := range strings.Split(path, ".") {
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if doc, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return doc, true
-}
-
-// toInt reads a JSON number or a decimal string (GameSpy4 and Quake 3 send
-// counts as text).
-func toInt(v any) *int {
-	var n int
-	switch x := v.(type) {
-	case float64:
-		n = int(x)
-	case string:
-		i, err := strconv.Atoi(strings.TrimSpace(x))
-		if err != nil {
-			return nil
-		}
-		n = i
-	default:
-		return nil
-	}
-	return &n
 }
 
 // printTable prints the people's view: one row per protocol that answered,

@@ -4,35 +4,32 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/daemon/daemontest"
 	"github.com/queryd/queryd/feed"
 )
 
 // startDemoDaemon runs the embedded demo config (every protocol it enables)
 // on loopback: only the listen address, the feed socket and the admin
 // listener are moved.
-func startDemoDaemon(t *testing.T) *daemon {
+func startDemoDaemon(t *testing.T) *daemontest.Daemon {
 	t.Helper()
-	cfg, err := config.Parse(config.Default)
+	cfg, err := config.Parse(config.Default, configModules()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Listen.UDP = []string{"127.0.0.1:0"}
+	cfg.Listen.UDP = config.AddrPorts{netip.MustParseAddrPort("127.0.0.1:0")}
 	cfg.Feed.Socket = filepath.Join(testDir(t), "feed.sock")
-	cfg.Admin.Listen = ""
-	d, err := startDaemon(cfg, "", slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.stop)
+	cfg.Admin.Listen = netip.AddrPort{}
+	d := daemontest.StartConfig(t, daemonModules(), cfg, "")
+	t.Cleanup(func() { d.Stop() })
 	return d
 }
 
@@ -40,9 +37,9 @@ func startDemoDaemon(t *testing.T) *daemon {
 // enables, as JSON (the default) and as a table.
 func TestQueryAutoDemoConfig(t *testing.T) {
 	d := startDemoDaemon(t)
-	addr := d.udp.Addrs()[0].String()
-	demo := d.store.Snapshot() // the demo config's [server]
-	enabled := d.protocolNames()
+	addr := d.UDP().String()
+	demo := d.Snapshot() // the demo config's [server]
+	enabled := d.Protocols()
 	if len(enabled) != 4 {
 		t.Fatalf("the demo config enables %v, want the four protocols", enabled)
 	}
@@ -196,7 +193,7 @@ func TestQueryRateLimited(t *testing.T) {
 	if _, err := fc.Patch(map[string]any{"rules": rules}); err != nil {
 		t.Fatal(err)
 	}
-	code, _, errOut := run(t, "", "query", "-proto", "a2s", "-timeout", "800ms", d.udp.Addrs()[0].String())
+	code, _, errOut := run(t, "", "query", "-proto", "a2s", "-timeout", "800ms", d.UDP().String())
 	if code != 1 || !strings.Contains(errOut, "A2S_RULES") || !strings.Contains(errOut, "probably rate limited") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -206,7 +203,7 @@ func TestQueryRateLimited(t *testing.T) {
 // and those that did not are listed under "errors"; exit 0.
 func TestQueryAutoPartial(t *testing.T) {
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[gamespy4]\nenabled = false\n[quake3]\nenabled = false\n"))
-	code, out, errOut := run(t, "", "query", "-timeout", "800ms", d.udp.Addrs()[0].String())
+	code, out, errOut := run(t, "", "query", "-timeout", "800ms", d.UDP().String())
 	var res struct {
 		A2S     any               `json:"a2s"`
 		SAGL    any               `json:"sagl"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/wire"
 )
@@ -27,8 +28,8 @@ func BenchmarkFeedChange1000(b *testing.B) {
 	}
 }
 
-// BenchmarkReencode1000 measures re-encoding every protocol (A2S, GameSpy4,
-// SAGL, Quake 3) for a new snapshot of 1,000 players: the work a state
+// BenchmarkReencode1000 measures re-encoding every protocol of the
+// registration list for a new snapshot of 1,000 players: the work a state
 // change costs the responders. The bound is 1 ms.
 func BenchmarkReencode1000(b *testing.B) {
 	store, protos := feedBench(b)
@@ -44,16 +45,27 @@ func BenchmarkReencode1000(b *testing.B) {
 
 // feedBench makes a store of 1,000 players with every protocol of the demo
 // config subscribed to it.
-func feedBench(b *testing.B) (*state.Store, []protocol) {
-	cfg, err := config.Parse(config.Default)
+func feedBench(b *testing.B) (*state.Store, []module.Protocol) {
+	cfg, err := config.Parse(config.Default, configModules()...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := deps{issuer: challenge.NewWithKey([16]byte{1}, nil), clock: &wire.Clock{},
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), gamePort: 27015}
-	protos, err := buildProtocols(cfg, d)
-	if err != nil || len(protos) != 4 {
-		b.Fatalf("%d protocols: %v", len(protos), err)
+	env := module.Env{
+		Issuer: challenge.NewWithKey([16]byte{1}, nil), Now: (&wire.Clock{}).Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: cfg.Listen.UDP, Base: cfg.ServerDoc,
+	}
+	var protos []module.Protocol
+	for _, m := range modules {
+		if sec := cfg.Section(m.Name()); sec.On() {
+			p, err := m.Build(sec, env)
+			if err != nil {
+				b.Fatalf("%s: %v", m.Name(), err)
+			}
+			protos = append(protos, p)
+		}
+	}
+	if len(protos) != len(modules) {
+		b.Fatalf("the demo config enables %d of the %d protocols", len(protos), len(modules))
 	}
 	store, err := state.NewStore(cfg.ServerDoc, nil)
 	if err != nil {

@@ -1,0 +1,86 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+func (c *Config) validateListen(errs *Errors) {
+	if len(c.Listen.UDP) == 0 && !isReported(*errs, "listen.udp") {
+		errs.Add("listen.udp", "at least one address is needed")
+	}
+	if c.Listen.Workers < 0 || c.Listen.Workers > 256 {
+		errs.Add("listen.workers", "want 0 (one per CPU) to 256, got %d", c.Listen.Workers)
+	}
+	if c.Listen.RecvBuffer > 1<<30 {
+		errs.Add("listen.recv_buffer", "at most 1GiB")
+	}
+}
+
+func (c *Config) validateFeed(errs *Errors) {
+	if m := c.Feed.Mode; m&0o600 != 0o600 {
+		errs.Add("feed.mode", "want octal permissions that let the owner read and write, such as \"0660\", got %q", fmt.Sprintf("%04o", uint32(m)))
+	}
+	if c.Feed.Socket != "" && !filepath.IsAbs(c.Feed.Socket) {
+		errs.Add("feed.socket", "want an absolute path, got %q", c.Feed.Socket)
+	}
+	if len(c.Feed.Socket) > 107 {
+		errs.Add("feed.socket", "path too long for a Unix socket (%d bytes, at most 107)", len(c.Feed.Socket))
+	}
+	if c.Feed.MaxConns < 1 || c.Feed.MaxConns > 65536 {
+		errs.Add("feed.max_conns", "want 1 to 65536 connections, got %d", c.Feed.MaxConns)
+	}
+	if c.Feed.MaxBuffered < 1<<20 || c.Feed.MaxBuffered > 1<<30 {
+		errs.Add("feed.max_buffered", "want 1MiB (one longest line) to 1GiB, got %d bytes", c.Feed.MaxBuffered)
+	}
+	if time.Duration(c.Feed.LineTimeout) < 100*time.Millisecond {
+		errs.Add("feed.line_timeout", "want at least 100ms, got %v", time.Duration(c.Feed.LineTimeout))
+	}
+}
+
+// FeedSocket returns the feed socket path: [feed] socket, or when empty
+// $XDG_RUNTIME_DIR/queryd/feed.sock, or <tmp>/queryd-<uid>/feed.sock.
+func (c *Config) FeedSocket() string {
+	if c.Feed.Socket != "" {
+		return c.Feed.Socket
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "queryd", "feed.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("queryd-%d", os.Getuid()), "feed.sock")
+}
+
+func (c *Config) validateLimits(errs *Errors) {
+	l := c.Limits
+	if l.PerIPRate < 1 {
+		errs.Add("limits.per_ip_rate", "must be more than 0")
+	}
+	if l.PerIPBurst < 1500 {
+		errs.Add("limits.per_ip_burst", "must be at least 1500 bytes (one full datagram)")
+	}
+	if l.UnprovenRate < 1 {
+		errs.Add("limits.unproven_rate", "must be more than 0")
+	}
+	if l.UnprovenBurst < 1500 {
+		errs.Add("limits.unproven_burst", "must be at least 1500 bytes (one full datagram)")
+	}
+	if l.TrackedIPs < 16 || l.TrackedIPs > 1<<24 {
+		errs.Add("limits.tracked_ips", "want 16 to 16777216, got %d", l.TrackedIPs)
+	}
+}
+
+// CheckHostPort accepts "host:port" with a non-empty host and a port 1-65535.
+func CheckHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return fmt.Errorf("want HOST:PORT such as \"master.example.org:27950\" or \"127.0.0.1:27961\", got %q", s)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("want a port from 1 to 65535, got %q", port)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/queryd/queryd/config"
+)
+
+// Descriptors an outsider can make queryd hold (relay sessions, the
+// modules' connections such as SAGL HTTP's, feed connections, admin
+// connections) are capped so that, together, they stay well below
+// RLIMIT_NOFILE: the rest is kept for what queryd needs to keep working
+// (listeners, UDP sockets, a reconnecting feeder, logo files, heartbeats).
+// Go raises the soft limit to the hard limit at start (os package, Linux),
+// so the limit read here is the most the process can have.
+
+// fdReserve is how many descriptors no cap may hand out: listeners, UDP
+// sockets, the feed, files and whatever the runtime needs.
+const fdReserve = 128
+
+// fdShare is the part of the limit (above the reserve) the caps may take
+// together: "well below" the limit.
+const fdShare = 0.75
+
+// adminMaxConns caps the connections to [admin] listen (Prometheus scrapes,
+// health checks); more wait in the kernel's backlog.
+const adminMaxConns = 32
+
+// fdCap is one cap on descriptors, by its config key.
+type fdCap struct {
+	Key string
+	N   int
+}
+
+// fdCaps are the descriptor caps of the parts outsiders can fill: the
+// large ones (relay sessions, the modules' connections), which fitCaps
+// lowers, and the small fixed ones (feed, admin), which it keeps.
+type fdCaps struct {
+	Large []fdCap
+	Fixed int
+}
+
+func (c fdCaps) total() int {
+	n := c.Fixed
+	for _, l := range c.Large {
+		n += l.N
+	}
+	return n
+}
+
+// descriptorLimit returns the process's RLIMIT_NOFILE soft limit.
+func descriptorLimit() (int, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("RLIMIT_NOFILE: %w", err)
+	}
+	if lim.Cur > 1<<30 {
+		return 1 << 30, nil
+	}
+	return int(lim.Cur), nil
+}
+
+// fitCaps shrinks the large caps in proportion so that all caps together
+// take at most fdShare of limit minus fdReserve and minus the sockets
+// queryd opens itself (each large cap keeps at least 1). It returns the
+// caps and, when it shrank any, why.
+func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
+	budget := int(float64(limit-fdReserve-sockets) * fdShare)
+	if want.total() <= budget {
+		return want, ""
+	}
+	room := max(budget-want.Fixed, 2)
+	large := want.total() - want.Fixed
+	got := fdCaps{Fixed: want.Fixed}
+	var changes []string
+	for _, l := range want.Large {
+		n := max(1, l.N*room/large)
+		got.Large = append(got.Large, fdCap{Key: l.Key, N: n})
+		changes = append(changes, fmt.Sprintf("%s %d -> %d", l.Key, l.N, n))
+	}
+	why := fmt.Sprintf("RLIMIT_NOFILE is %d: caps lowered to fit %d descriptors (%.0f%% of the limit less %d reserved and %d sockets): %s; raise the limit (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps",
+		limit, budget, fdShare*100, fdReserve, sockets, strings.Join(changes, ", "))
+	return got, why
+}
+
+// FitDescriptors lowers cfg's relay and module connection caps to the
+// descriptor budget (fitCaps) and returns why when it did. Start and reload
+// apply it to every config, so a reload compares like with like.
+func FitDescriptors(cfg *config.Config) (string, error) {
+	limit, err := descriptorLimit()
+	if err != nil {
+		return "", err
+	}
+	want := fdCaps{Fixed: cfg.Feed.MaxConns}
+	if cfg.Admin.Listen.IsValid() {
+		want.Fixed += adminMaxConns
+	}
+	if cfg.Relay.Upstream != "" {
+		want.Large = append(want.Large, fdCap{Key: "relay.max_sessions", N: cfg.Relay.Sessions()})
+	}
+	users := map[string]config.DescriptorUser{}
+	for _, s := range cfg.Modules {
+		if u, ok := s.Section.(config.DescriptorUser); ok {
+			if key, n := u.Descriptors(); n > 0 {
+				users[key] = u
+				want.Large = append(want.Large, fdCap{Key: key, N: n})
+			}
+		}
+	}
+	workers := cfg.Listen.Workers
+	if workers == 0 {
+		workers = runtime.NumCPU()
+	}
+	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want)
+	for _, l := range got.Large {
+		if l.Key == "relay.max_sessions" {
+			cfg.Relay.MaxSessions = l.N
+		} else {
+			users[l.Key].LimitDescriptors(l.N)
+		}
+	}
+	return why, nil
+}

@@ -1,0 +1,110 @@
+// Package feed is the Unix-socket interface through which the game server
+// feeds its state to queryd: newline-delimited JSON messages (replace, patch,
+// ping, get, peer), one reply line each. It holds the server side and a Go
+// client for game servers written in Go.
+//
+// This comment is the feed's reference: the socket, the messages and their
+// replies, the limits, staleness, the feed.* config keys and the metrics.
+// The state document the messages carry is described in package state.
+//
+// # The socket
+//
+// The game server connects to the Unix stream socket feed.socket and
+// writes one JSON object per line (at most 1 MiB, valid UTF-8). Every line
+// gets exactly one reply line, in order:
+//
+//	{"ok":true,"version":N}
+//	{"ok":false,"error":"<what and where>"}
+//
+// A rejected message changes nothing and the connection stays usable.
+// Several connections may feed at once. The socket file is created with
+// feed.mode (0660) and feed.group, and removed on exit; it is never open
+// to more than its owner until it has them, whatever the umask. An existing
+// socket file at the path is replaced unless a live server answers on it;
+// any other file there is an error and is never deleted.
+//
+// With socket = "" the socket goes in $XDG_RUNTIME_DIR/queryd/, else in
+// <tmp>/queryd-<uid>/. queryd makes that folder (mode 0700) or uses the one
+// there only if it is a directory, not a symbolic link, owned by queryd's
+// user and not writable by group or others (and its parent, if others may
+// write to it, is sticky like /tmp); otherwise it exits with status 1 and
+// says which folder and what is wrong.
+//
+// # Messages
+//
+//	{"op":"replace","state":{…}}   the whole document; absent fields fall back to [server]; absent players means no players
+//	{"op":"patch","state":{…}}     an RFC 7386 JSON merge patch on the current document (null removes)
+//	{"op":"ping"}                  keep-alive; changes nothing; replies with the current version
+//	{"op":"get"}                   the reply carries the current document as "state"
+//	{"op":"peer","port":N}         relay mode: the real client behind upstream-facing port N,
+//	                               {"ok":true,"peer":"IP:PORT"} (package relay)
+//
+// Any other op, a field the op does not take, a missing or non-object
+// "state", a port outside 1-65535, an empty line or a line that is not one
+// JSON object gets an error reply saying which. A state error names the
+// field: "state.players.3.score: want an integer from -2147483648 to
+// 2147483647, got 1.5".
+//
+// # Limits
+//
+// Each limit ends a connection with an error line (reconnect and go on); an
+// idle connection between lines is kept as long as it likes.
+//
+//	limit          default    what passes it, and the error line
+//	(line limit)   1 MiB      a line longer than 1 MiB: "line longer than 1048576 bytes; closing the connection"
+//	max_conns      64         one more connection than this: "too many feed connections (64 open, [feed] max_conns); closing"
+//	max_buffered   "16MiB"    a line that would take the unfinished lines of all connections past this
+//	                          (each connection's first 4 KiB are not counted): "feed buffers full: …"
+//	line_timeout   "10s"      a line not finished this long after its first byte, or a reply the peer
+//	                          does not read for this long: "line not completed within 10s ([feed] line_timeout); …"
+//
+// The accept loop waits out a shortage of descriptors or memory (EMFILE,
+// ENFILE, ENOBUFS, ENOMEM: backoff from 5 ms to 1 s, logged at most once a
+// second) instead of ending; if it does end for another reason, queryd exits
+// with status 1 so that its supervisor restarts it.
+//
+// # Stale feed
+//
+// Once the feed has sent a message, queryd goes silent (no protocol answers
+// anything, not even challenges) when no message has come for
+// feed.stale_after (default 60 s), and speaks again on the next message. An
+// open but idle connection is not activity; ping is. Before the first message
+// queryd serves [server] indefinitely. While stale, /healthz answers 503,
+// queryd_feed_stale is 1, requests count as outcome="stale", SAGL HTTP
+// answers 503 and Quake 3 masters get a flatline; relayed game traffic keeps
+// flowing.
+//
+// # Config
+//
+// The feed section of queryd.toml (defaults shown; changes need a
+// restart):
+//
+//	[feed]
+//	socket = ""             # "": $XDG_RUNTIME_DIR/queryd/feed.sock, else <tmp>/queryd-<uid>/feed.sock
+//	mode = "0660"           # permissions of the socket file (octal string)
+//	group = ""              # group of the socket file (name or id); "": the default
+//	stale_after = "60s"     # "0s" turns staleness off
+//	max_conns = 64          # 1 to 65536
+//	max_buffered = "16MiB"  # 1MiB to 1GiB
+//	line_timeout = "10s"    # at least "100ms"
+//
+// # Metrics
+//
+//	queryd_feed_stale                  1 while the feed is stale
+//	queryd_feed_connections            feed connections open
+//	queryd_feed_buffered_bytes         bytes held by unfinished lines beyond each connection's 4 KiB
+//	queryd_feed_dropped_connections_total{reason="max_conns"|"max_buffered"|"line_timeout"|"line_too_long"}
+//	queryd_feed_accept_retries_total   accepts retried for want of descriptors or memory
+//	queryd_state_version, queryd_state_players
+//
+// docs/metrics.md says what to watch.
+//
+// # Clients
+//
+// From a shell: queryd push [-socket PATH] [FILE|-] sends the lines of a file
+// or stdin and prints each reply; it exits 1 on the first rejected message.
+// From Go: [Dial], then [Client.Replace], [Client.Patch], [Client.Ping] and
+// [Client.Get] (Client.Timeout, default 5 s, bounds each round trip; a
+// rejected message is a [*ReplyError]). examples/ has feeders in Node.js,
+// Python and shell that the tests run against a live daemon.
+package feed

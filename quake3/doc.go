@@ -1,0 +1,178 @@
+// Package quake3 implements the Quake 3 family's connectionless server
+// queries (ioquake3, OpenArena, Enemy Territory and their kin): parsing
+// "getinfo" and "getstatus" requests, encoding infoResponse and statusResponse
+// once per state snapshot, the master-server heartbeat and flatline messages
+// (dpmaster's doc/techinfo.txt), and a small client. It opens no sockets
+// except in Client and keeps no per-client state.
+//
+// This comment is the protocol's reference in queryd: the bytes on the wire,
+// the limits, the quake3.* config keys, master heartbeats, the metrics and
+// what clients do. queryd can also own the public game port in front of the
+// game server and forward the game's own traffic: that is relay mode,
+// documented in package relay (relay/doc.go). The operator's overview of
+// every protocol is docs/protocols.md.
+//
+// # Requests
+//
+//	FF FF FF FF "getinfo"   [" " challenge] [ "\n" | NUL ]
+//	FF FF FF FF "getstatus" [" " challenge] [ "\n" | NUL ]
+//
+// The command may come in any case. It ends with nothing, "\n" or a NUL
+// (what follows a "\n" or NUL is ignored), optionally after a space and a
+// challenge of 1 to 128 printable ASCII characters other than \ ; and "
+// (dpmaster's rule, which also keeps the challenge from breaking the info
+// string; spaces and a "\r" around it are trimmed). Anything else starting
+// FF FF FF FF getinfo or getstatus is malformed and dropped, so a broken
+// query is never relayed to the game server.
+//
+// # infoResponse
+//
+//	FF FF FF FF "infoResponse\n" \key\value\key\value…
+//
+// No trailing newline. The keys come in ioquake3's order: the [quake3.info]
+// extras, g_needpass, gametype, sv_maxclients, g_humanplayers, clients,
+// mapname, hostname, protocol, gamename, and \challenge\X last when the
+// request had one.
+//
+// # statusResponse
+//
+//	FF FF FF FF "statusResponse\n" \key\value… "\n"
+//	score ping "name" "\n"     one line per player
+//
+// The info string holds \challenge\X first when the request had one, then
+// sv_hostname, mapname, sv_maxclients, protocol, gamename, g_gametype,
+// g_needpass, version (when the state has one), the [quake3.info] extras
+// and the state's rules as cvars (in key order; a rule named like one of the
+// keys before it, compared without case, is left out). Players come in the
+// order queryd first saw their ids.
+//
+// # Where the values come from
+//
+//	hostname, sv_hostname       state name
+//	mapname                     state map
+//	clients / g_humanplayers    every player / players without "bot": true
+//	sv_maxclients               state max_players, raised to the player count and to at least 1 (dpmaster ignores 0)
+//	protocol                    quake3.protocol (68; ioquake3 71, ET 84)
+//	gamename                    quake3.gamename, else the state's folder, else "queryd"; spaces become _ (dpmaster refuses them)
+//	gametype, g_gametype        the rule g_gametype when the state has it, else quake3.gametype (0)
+//	g_needpass                  state password (1 or 0)
+//	version                     state version (statusResponse)
+//	player ping                 bots 0 (as Quake 3 shows them); everyone else at least 1, since clients (gamedig) count ping-0 players as bots
+//
+// # Characters the format forbids
+//
+// They are replaced byte for byte in keys, values and player names, so UTF-8
+// text stays valid:
+//
+//	\  (separates keys and values)                        becomes /
+//	;  (separates console commands)                       becomes :
+//	"  (quotes player names)                              becomes '
+//	newline, carriage return, other control characters    become a space
+//
+// Quake colour codes (^1) are passed through; qstat and gamedig strip them.
+//
+// # Sizes
+//
+// A reply is at most 16 KiB with the longest challenge; the status info
+// string at most 8 KiB (ioquake3's BIG_INFO_STRING): rules that do not fit
+// are left out, then players that do not fit the 16 KiB. The reply
+// structure was checked against a real ioquake3 server (Debian
+// openarena-server 0.8.8, ioquake3 1.36): ioquake3_test.go compares queryd's
+// replies with that server's captured replies, request by request.
+//
+// # No challenge, so limits
+//
+// Quake 3 cannot prove a source address, so every reply is unproven: it
+// draws on the global unproven byte budget (limits.unproven_rate) and the
+// per-IP byte budget, and each source may send getinfo and getstatus at
+// quake3.packet_rate per second after a burst of packet_burst: by default
+// ioquake3's own limit (SVC_RateLimitAddress), a burst of 10 then 1 a second
+// per IPv4 address or IPv6 /64. packet_rate = 0 turns it off. Requests over
+// the rate count as rate_limited. Quake 3's replies are the largest an
+// unproven source can draw: up to 16,245 bytes (1,250 times a 13-byte
+// getstatus) with a full state; SECURITY.md ("Amplification by state") gives
+// every protocol's reply as a function of the state.
+//
+// # Master servers
+//
+// With [[quake3.masters]] (address, heartbeat, optional flatline) queryd
+// sends
+//
+//	FF FF FF FF "heartbeat <heartbeat>\n"
+//
+// from its public UDP socket, so the master's "getinfo <challenge>" comes
+// back to queryd, which answers it with the keys dpmaster requires
+// (challenge, protocol, clients, sv_maxclients above 0, gamename without
+// spaces). Heartbeats go out at start, every 5 minutes, and at once when the
+// server becomes empty, non-empty, full or not full. Masters are resolved
+// on every heartbeat. FF FF FF FF "heartbeat <flatline>\n" (ET's
+// ETFlatline-1) goes to the masters that have one on shutdown and when the
+// feed goes stale; heartbeats resume when it comes back. Heartbeat names:
+// DarkPlaces (dpmaster), QuakeArena-1 (Quake 3), EnemyTerritory-1 (ET). A
+// heartbeat leaves from the first listen.udp socket of the master's
+// address family. Changes to [[quake3.masters]] and [relay] take effect on
+// restart, not on SIGHUP.
+//
+// A master lists the address the heartbeat came from, so players browsing it
+// join queryd's address. queryd check therefore refuses masters unless relay
+// mode is on (relay.upstream, package relay) or
+// quake3.query_port_is_join_port = true says players really do join there; it
+// also refuses masters with quake3.enabled = false and no relay, since
+// nothing would answer the master's getinfo. With relay mode on, heartbeats
+// list the public game address, so players can join what they find.
+//
+// # Config
+//
+// The quake3 section of queryd.toml (defaults shown; changes apply on
+// SIGHUP except [[quake3.masters]]):
+//
+//	[quake3]
+//	enabled = true
+//	gamename = ""       # "": the state's folder, else "queryd"; 1-64 printable ASCII, no spaces, \ ; or "
+//	protocol = 68       # 1 to 1048576; 68 is Quake III Arena 1.32, ioquake3 71, Enemy Territory 84
+//	gametype = 0        # 0 to 1000; unless the state's rules set g_gametype
+//	packet_rate = 1.0   # getinfo/getstatus per second per source; 0 turns the limit off
+//	packet_burst = 10
+//	query_port_is_join_port = false
+//
+//	[quake3.info]       # at most 32 extra keys for both replies (not the keys queryd sets)
+//	pure = "1"
+//
+//	[[quake3.masters]]  # at most 16
+//	address = "master.ioquake3.org:27950"   # HOST:PORT
+//	heartbeat = "QuakeArena-1"              # "DarkPlaces", "QuakeArena-1", "EnemyTerritory-1"
+//	flatline = "ETFlatline-1"               # optional
+//
+// [quake3.info] keys follow the gamename rule; they cannot name a key queryd
+// sets (challenge, clients, g_gametype, g_humanplayers, g_needpass,
+// gamename, gametype, hostname, mapname, protocol, sv_hostname,
+// sv_maxclients, version); values are at most 256 bytes without \ ; " or
+// control characters.
+//
+// # Metrics
+//
+//	queryd_requests_total{protocol="quake3",outcome}   answered, malformed, rate_limited, stale
+//	queryd_received_bytes_total{protocol="quake3"}, queryd_sent_bytes_total{protocol="quake3"}
+//
+// and, registered when [[quake3.masters]] is set:
+//
+//	queryd_quake3_heartbeats_total{kind="heartbeat"|"flatline"}
+//	queryd_quake3_heartbeat_errors_total     the master's name did not resolve or the socket refused
+//	queryd_quake3_master_getinfo_total       challenged getinfo from a master's address answered
+//
+// docs/metrics.md says what each means and what to watch.
+//
+// # Clients
+//
+// queryd query -proto quake3 HOST:PORT asks getinfo and getstatus with
+// random challenges and prints both. qstat (-q3s, -woets) sends "getinfo\n"
+// then "getstatus\n"; gamedig (quake3, wet) sends "getstatus\0", counts
+// ping-0 players as bots and decodes names as Latin-1 (UTF-8 names show as
+// mojibake). Both are checked in interop/quake3_test.go. In Go: [Dial], then
+// [Client.Info] and [Client.Status]; Client.Timeout (default 2 s) bounds each
+// request. The client drops replies that do not echo its challenge (a stale
+// one) and other packets until the timeout; an info string or player line
+// it cannot parse, or nothing but dropped replies, is a [*BadAnswerError].
+// Quake 3 has no challenge round trip, so this client has no
+// ErrOnlyChallenges.
+package quake3

@@ -1,0 +1,215 @@
+package quake3
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/state"
+)
+
+// heartbeats announces the server to the [[quake3.masters]] from the public
+// UDP socket (so each master's getinfo comes back to queryd): at start, every
+// HeartbeatInterval, and at once when the server becomes empty, non-empty,
+// full or not full. It sends each master's flatline (if any) when the feed
+// goes stale and on shutdown, and heartbeats again when the feed comes back.
+type heartbeats struct {
+	masters  []Master
+	env      module.Env
+	current  func() module.Protocol // the live Quake 3 handler (a reload may replace it)
+	log      *slog.Logger
+	interval time.Duration // quake3.HeartbeatInterval; shorter in tests
+	poll     time.Duration // how often the feed's staleness is checked
+	resolve  func(ctx context.Context, host string) ([]netip.Addr, error)
+	watch    *masterWatch
+	sent     *prometheus.CounterVec // by kind: heartbeat, flatline
+	failed   prometheus.Counter
+
+	fill atomic.Int32 // quake3.Fill of the last snapshot
+	kick chan struct{}
+}
+
+func newHeartbeats(masters []Master, env module.Env, current func() module.Protocol) (*heartbeats, error) {
+	h := &heartbeats{
+		masters:  masters,
+		env:      env,
+		current:  current,
+		log:      env.Log.With("part", "heartbeat"),
+		interval: HeartbeatInterval,
+		poll:     250 * time.Millisecond,
+		resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+		watch: &masterWatch{answered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "queryd_quake3_master_getinfo_total",
+			Help: "getinfo requests with a challenge from a master's address that queryd answered.",
+		})},
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queryd_quake3_heartbeats_total",
+			Help: "Heartbeat datagrams sent to masters, by kind (heartbeat, flatline).",
+		}, []string{"kind"}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "queryd_quake3_heartbeat_errors_total",
+			Help: "Heartbeats not sent: the master's name did not resolve or the socket refused.",
+		}),
+		kick: make(chan struct{}, 1),
+	}
+	for _, c := range []prometheus.Collector{h.watch.answered, h.sent, h.failed} {
+		if err := env.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("heartbeat metrics: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// Name is the service's label in logs.
+func (h *heartbeats) Name() string { return "quake3-heartbeats" }
+
+// Serve sends the first heartbeat, heartbeats until ctx is done, then sends
+// the flatlines (unless the stale feed already did).
+func (h *heartbeats) Serve(ctx context.Context) error {
+	first := true
+	unsub := h.env.Subscribe(func(s *state.Snapshot) {
+		f := int32(FillOf(s))
+		if old := h.fill.Swap(f); old != f && !first {
+			select {
+			case h.kick <- struct{}{}:
+			default:
+			}
+		}
+		first = false
+	})
+	defer unsub()
+	h.loop(ctx.Done())
+	return nil
+}
+
+func (h *heartbeats) loop(stop <-chan struct{}) {
+	tick := time.NewTicker(h.interval)
+	defer tick.Stop()
+	poll := time.NewTicker(h.poll)
+	defer poll.Stop()
+	beat, flat := true, false
+	for {
+		if beat && !flat {
+			h.sendAll(false)
+			tick.Reset(h.interval)
+		}
+		beat = false
+		select {
+		case <-tick.C:
+			beat = true
+		case <-h.kick:
+			beat = true
+		case <-poll.C:
+			stale := h.env.Stale(time.Now())
+			if stale && !flat {
+				h.log.Info("feed stale: flatline to the masters")
+				h.sendAll(true)
+			}
+			beat = flat && !stale
+			flat = stale
+		case <-stop:
+			if !flat {
+				h.sendAll(true)
+			}
+			return
+		}
+	}
+}
+
+// sendAll sends every master its heartbeat (or flatline, for those that
+// have one), resolving its name anew. The masters' addresses are handed to
+// the master watch before anything is sent, so that their getinfo counts.
+func (h *heartbeats) sendAll(flatline bool) {
+	h.linkWatch()
+	kind := "heartbeat"
+	if flatline {
+		kind = "flatline"
+	}
+	dsts := make([][]netip.AddrPort, len(h.masters))
+	var ips []netip.Addr
+	for i, m := range h.masters {
+		if flatline && m.Flatline == "" {
+			continue
+		}
+		var err error
+		if dsts[i], err = h.resolveMaster(m.Address); err != nil {
+			h.failed.Inc()
+			h.log.Warn("master not resolved", "master", m.Address, "err", err)
+		}
+		for _, d := range dsts[i] {
+			ips = append(ips, d.Addr())
+		}
+	}
+	if !flatline {
+		h.watch.addrs.Store(&ips)
+	}
+	for i, m := range h.masters {
+		name := m.Heartbeat
+		if flatline {
+			name = m.Flatline
+		}
+		if name == "" || len(dsts[i]) == 0 {
+			continue
+		}
+		to, err := h.sendFirst(dsts[i], Heartbeat(name))
+		if err != nil {
+			h.failed.Inc()
+			h.log.Warn("heartbeat not sent", "master", m.Address, "err", err)
+			continue
+		}
+		h.sent.WithLabelValues(kind).Inc()
+		h.log.Debug("heartbeat sent", "master", m.Address, "to", to, "name", name)
+	}
+}
+
+// resolveMaster resolves a master's "host:port".
+func (h *heartbeats) resolveMaster(address string) ([]netip.AddrPort, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("port %q: %w", portStr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	ips, err := h.resolve(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	out := make([]netip.AddrPort, 0, len(ips))
+	for _, ip := range ips {
+		out = append(out, netip.AddrPortFrom(ip.Unmap(), uint16(port)))
+	}
+	return out, nil
+}
+
+// sendFirst sends msg to the first address a public socket accepts.
+func (h *heartbeats) sendFirst(dsts []netip.AddrPort, msg []byte) (netip.AddrPort, error) {
+	var last error
+	for _, dst := range dsts {
+		if last = h.env.SendTo(msg, dst); last == nil {
+			return dst, nil
+		}
+	}
+	return netip.AddrPort{}, last
+}
+
+// linkWatch hands the master watch to the live Quake 3 handler (which a
+// SIGHUP may have replaced) so that it counts the masters' getinfo.
+func (h *heartbeats) linkWatch() {
+	if p, ok := h.current().(*Protocol); ok {
+		p.watch.Store(h.watch)
+	}
+}

@@ -1,0 +1,66 @@
+package relay
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Reasons a relayed datagram is dropped (label "reason").
+const (
+	dropQueueFull    = iota // the session socket's send buffer is full
+	dropSessionsFull        // MaxSessions reached: a new client is not let in
+	dropDial                // no upstream socket could be opened (e.g. EMFILE)
+	dropSend                // a socket refused the datagram
+	dropTooLarge            // over 65,535 bytes
+	dropPerIPFull           // the source holds MaxPerIP sessions, none idle
+	dropOpenRate            // the source opens sessions faster than OpenRate
+	numDrops
+)
+
+var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate"}
+
+// relayMetrics are the relay's Prometheus counters.
+type relayMetrics struct {
+	up, down           prometheus.Counter
+	upBytes, downBytes prometheus.Counter
+	opened, evicted    prometheus.Counter
+	drops              [numDrops]prometheus.Counter
+}
+
+func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64) error {
+	packets := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_packets_total",
+		Help: "Datagrams relayed, by direction (upstream: to the game server; downstream: to clients).",
+	}, []string{"direction"})
+	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_bytes_total",
+		Help: "Payload bytes relayed, by direction.",
+	}, []string{"direction"})
+	drops := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "queryd_relay_dropped_total",
+		Help: "Datagrams the relay dropped, by reason.",
+	}, []string{"reason"})
+	opened := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "queryd_relay_sessions_opened_total",
+		Help: "Relay sessions opened (one per client address).",
+	})
+	evicted := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "queryd_relay_sessions_evicted_total",
+		Help: "Relay sessions ended early to let a new client in while max_sessions were open (the idlest of a random sample).",
+	})
+	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_relay_sessions",
+		Help: "Relay sessions open now.",
+	}, active)
+	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, evicted, gauge} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	m.up, m.down = packets.WithLabelValues("upstream"), packets.WithLabelValues("downstream")
+	m.upBytes, m.downBytes = bytes.WithLabelValues("upstream"), bytes.WithLabelValues("downstream")
+	m.opened, m.evicted = opened, evicted
+	for i, l := range dropLabels {
+		m.drops[i] = drops.WithLabelValues(l)
+	}
+	return nil
+}
+
+func (m *relayMetrics) drop(reason int) { m.drops[reason].Inc() }

@@ -1,0 +1,200 @@
+package relay
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queryd/queryd/wire"
+)
+
+// relaySession is one client's upstream socket.
+type relaySession struct {
+	client netip.AddrPort
+	key    relaySourceKey
+	local  netip.Addr // where the client's datagrams arrive; replies leave from it
+	back   wire.Sender
+	last   atomic.Int64 // relay clock of the last datagram either way
+	ended  bool         // r.mu
+
+	// wmu serialises writes to the socket. The session's opener holds it
+	// from before the session is visible until its socket is published, so
+	// a second datagram from the same client waits for the socket (and goes
+	// after the first) instead of opening another.
+	wmu sync.Mutex
+	// conn and port are set once, with r.mu and wmu held, when the socket
+	// is published; nil and 0 while it is being opened (or if it failed).
+	conn *net.UDPConn
+	port uint16 // the socket's local port, as the game server sees it
+	io   relayIO
+}
+
+func (s *relaySession) touch(now int64) { s.last.Store(now) }
+
+// open opens a session for src and sends req in it, or drops req (counted)
+// when the caps say no or no socket can be opened. The session is reserved
+// under r.mu, its socket opened outside the lock, then published.
+func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender) {
+	now := r.now()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	if s := r.bySrc[src]; s != nil { // another receive loop was first
+		r.mu.Unlock()
+		s.wmu.Lock()
+		r.send(s, req)
+		s.wmu.Unlock()
+		return
+	}
+	e, reason := r.admit(src, now)
+	if e == nil {
+		r.mu.Unlock()
+		r.m.drop(reason)
+		return
+	}
+	s := &relaySession{client: src, key: relaySourceOf(src.Addr()), local: local, back: back}
+	s.touch(now)
+	s.wmu.Lock() // uncontended: nobody else has seen s yet
+	e.sessions = append(e.sessions, s)
+	r.bySrc[src] = s
+	r.counter.Add(1)
+	r.mu.Unlock()
+
+	conn, err := r.dial()
+	switch {
+	case err != nil: // EMFILE and the like: give the slot back, count, go on
+		r.mu.Lock()
+		r.end(s)
+		r.mu.Unlock()
+		r.m.drop(dropDial)
+		r.dialFailed(src, err)
+	case !r.publish(s, conn): // the session ended (or the relay closed) meanwhile
+		conn.Close()
+		r.m.drop(dropSend)
+	default:
+		r.send(s, req)
+	}
+	s.wmu.Unlock()
+}
+
+// dialWarnEvery is how often a failing dial is logged as a warning (each
+// failure is counted in queryd_relay_dropped_total{reason="dial"}).
+const dialWarnEvery = time.Minute
+
+// dialFailed logs a failed dial: at debug level, and as a warning at most
+// once per dialWarnEvery (EMFILE under a flood must not flood the log too).
+func (r *Relay) dialFailed(client netip.AddrPort, err error) {
+	now := r.now()
+	if last := r.dialWarned.Load(); last == 0 || now-last >= int64(dialWarnEvery) {
+		if r.dialWarned.CompareAndSwap(last, now) {
+			r.log.Warn("relay: cannot open an upstream socket; datagrams of new clients are dropped (counted as dial)",
+				"client", client, "err", err)
+			return
+		}
+	}
+	r.log.Debug("relay: no upstream socket", "client", client, "err", err)
+}
+
+// publish makes conn s's socket and starts its downstream goroutine, unless
+// s has ended meanwhile; s.wmu is held.
+func (r *Relay) publish(s *relaySession, conn *net.UDPConn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.ended || r.closed {
+		return false
+	}
+	if err := s.io.init(conn); err != nil {
+		r.end(s)
+		return false
+	}
+	s.conn = conn
+	s.port = conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
+	r.byPort[s.port] = s
+	r.m.opened.Inc()
+	r.log.Debug("relay: session +", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	r.wg.Add(1)
+	go r.downstream(s)
+	return true
+}
+
+// downstream sends the game server's datagrams to the client from the public
+// socket, and ends the session when it has been idle for IdleTimeout.
+func (r *Relay) downstream(s *relaySession) {
+	defer r.wg.Done()
+	for {
+		s.conn.SetReadDeadline(r.start.Add(time.Duration(s.last.Load()) + r.cfg.IdleTimeout))
+		buf, n, err := s.io.read()
+		if err != nil {
+			switch {
+			case errors.Is(err, net.ErrClosed):
+				return
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if r.expire(s) {
+					return
+				}
+			}
+			continue // e.g. ICMP port unreachable while the game server restarts
+		}
+		s.touch(r.now())
+		err = s.back.SendFrom(buf[:n], s.local, s.client)
+		putRelayBuf(buf)
+		if err != nil {
+			r.m.drop(dropSend)
+			continue
+		}
+		r.m.down.Inc()
+		r.m.downBytes.Add(float64(n))
+	}
+}
+
+// expire ends s if it has been idle for IdleTimeout, and reports whether s
+// has ended.
+func (r *Relay) expire(s *relaySession) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s.ended {
+		return true
+	}
+	if r.now()-s.last.Load() < int64(r.cfg.IdleTimeout) {
+		return false
+	}
+	r.end(s)
+	r.log.Debug("relay: session -", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	return true
+}
+
+// end removes s and closes its socket (if it has one yet: else its opener
+// closes it); r.mu is held.
+func (r *Relay) end(s *relaySession) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	delete(r.bySrc, s.client)
+	if s.conn != nil {
+		delete(r.byPort, s.port)
+		s.conn.Close()
+	}
+	if e := r.sources[s.key]; e != nil {
+		e.remove(s)
+		if len(e.sessions) == 0 {
+			delete(r.sources, s.key)
+		}
+	}
+	r.counter.Add(-1)
+}
+
+// The buffers the downstream goroutines read into, each only while it
+// copies one datagram out: parked sessions hold none.
+type relayBuf = [relayMaxDatagram]byte
+
+var relayBufs = sync.Pool{New: func() any { return new(relayBuf) }}
+
+func getRelayBuf() *relayBuf  { return relayBufs.Get().(*relayBuf) }
+func putRelayBuf(b *relayBuf) { relayBufs.Put(b) }

@@ -1,0 +1,87 @@
+// Package state holds the server state document that the game server feeds to
+// queryd, its limits and validation, and the immutable Snapshot every protocol
+// responder serves. A Store swaps snapshots atomically.
+//
+// This comment is the state document's reference: every field, its type
+// and limit, and which protocols show it. docs/protocols.md has the same
+// fields by protocol; the feed messages that carry the document are in
+// package feed.
+//
+// # Base and feed
+//
+// The [server] section of the config is the base document; what the feed
+// sets sits on top. A feed "replace" makes its document the whole feed-set
+// layer: absent fields fall back to [server], and absent "players" means no
+// players. A "patch" is an RFC 7386 JSON merge patch on the current
+// document: null removes a field (a removed top-level field falls back to
+// [server]; removed "players" leaves none), so {"players":{"3":null}}
+// removes one player. On SIGHUP, [server] fields the feed has not set take
+// their new values. Every accepted change publishes a new [Snapshot] whose
+// Version is one more; a rejected one changes nothing.
+//
+// # Fields
+//
+// Lengths are in Unicode characters unless they say bytes. Every field is
+// optional; null means the field's default.
+//
+//	field            type and limit                                           used by
+//	name             string, at most 256 characters                           every protocol
+//	map              string, 128                                              A2S, GameSpy4, Quake 3
+//	game             string, 128                                              A2S game
+//	folder           string, 128                                              A2S folder, Quake 3 gamename when quake3.gamename is unset
+//	version          string, 128                                              A2S, GameSpy4, Quake 3 status, SAGL "version"
+//	max_players      integer 0-65535                                          every protocol (A2S shows at most 255)
+//	players          object of id -> player, at most 4,096; ids are decimal   every protocol
+//	                 integers 0-4294967295 without leading zeros
+//	  name           string, 64                                               (a player's fields)
+//	  score          integer, 32-bit signed
+//	  ping           integer 0-65535 (ms)
+//	  time           number of seconds connected, 0 to 10 years (optional;    A2S duration
+//	                 else counted from when queryd first saw the id)
+//	  bot            boolean                                                  A2S bot count, Quake 3 ping 0 and g_humanplayers
+//	rules            object of name -> string, number or boolean, at most     A2S_RULES, Quake 3 cvars, GameSpy4 extra keys
+//	                 1,024; names at most 128, string values 256 characters
+//	values           object, at most 64; names at most 64 characters; each    SAGL "values"
+//	                 a string of at most 256, a number, a boolean or null
+//	password         boolean                                                  A2S visibility, Quake 3 g_needpass
+//	vac              boolean                                                  A2S
+//	server_type      "dedicated" (default), "listen" or "proxy"               A2S
+//	environment      "linux" (default), "windows" or "mac"                    A2S
+//	steam_id         SteamID64 as a string of digits (or a number)            A2S EDF
+//	game_port        integer 0-65535 (0: the first listen.udp port)         A2S EDF, GameSpy4 hostport
+//	keywords         string, 128 (default: tags joined by commas)             A2S EDF
+//	sourcetv         {"port": 1-65535 (required), "name": string, 128}        A2S EDF
+//	protocol         integer 0-2147483647                                     SAGL "protocol"
+//	description      string, at most 1,000 characters                         SAGL
+//	gamemode         string, 128                                              SAGL
+//	language         string, 32                                               SAGL
+//	tags             array of at most 32 strings of at most 64 characters     SAGL, A2S keywords
+//	links            object of name -> http(s) URL, at most 16; names at      SAGL
+//	                 most 32 characters, URLs 512
+//	branding         {"primary": "#rrggbb" or null, "secondary": ditto,       SAGL
+//	                  "show_name": bool, "logo": "name.png"}
+//
+// branding.logo is a file path of at most 4,096 characters; from the feed it
+// is relative to sagl.logo_dir (package sagl has the rules). Colours are
+// kept in lower case.
+//
+// # Validation
+//
+// Unknown fields, wrong types, values out of range, empty keys and strings
+// with NUL characters are rejected with an error naming the field, e.g.
+//
+//	state.players.3.score: want an integer from -2147483648 to 2147483647, got 1.5
+//
+// The first error in key order is reported, so the same document always
+// gives the same error. A document nesting objects and arrays more than 8
+// levels deep ([MaxDepth]; the schema needs 3) is refused before any field is
+// read, in the feed's state and in [server] alike. Text is UTF-8 in every
+// protocol.
+//
+// # Players
+//
+// Players keep the order in which queryd first saw their ids (players new in
+// one change are ordered by id); every protocol lists them in that order. A2S
+// durations count from a player's "time" when given, else from when queryd
+// first saw the id.
+package state

@@ -1,0 +1,12 @@
+package wire
+
+import "net/netip"
+
+// Sender sends datagrams out of one of the responder's sockets: the relay
+// sends the game server's answers back to a client through it, from the
+// address the client wrote to.
+type Sender interface {
+	// SendFrom sends b to dst, from local when it is valid (the address a
+	// client's datagrams arrived on), else from the address the kernel picks.
+	SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error
+}
