@@ -25,6 +25,11 @@ const (
 	recvTimeout = 200 // ms: how often a blocked receive wakes to notice Close
 )
 
+var (
+	_ listener = (*batchListener)(nil)
+	_ Sender   = (*fdSender)(nil)
+)
+
 // mmsghdr is struct mmsghdr: one message of recvmmsg/sendmmsg.
 type mmsghdr struct {
 	hdr unix.Msghdr
@@ -43,7 +48,7 @@ type batchListener struct {
 	closing atomic.Bool
 }
 
-func listenBatch(ap netip.AddrPort, cfg Config) (listener, error) {
+func listenBatch(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
 	l := &batchListener{v6: ap.Addr().Is6() && !ap.Addr().Is4In6()}
 	for i := 0; i < cfg.Workers; i++ {
 		fd, err := openBatchSocket(ap, l.v6, cfg.RecvBuffer)
@@ -141,18 +146,18 @@ func (l *batchListener) close() {
 	}
 }
 
-func (l *batchListener) start(s *Server) {
+func (l *batchListener) start(set *socketSet, p pipeline) {
 	l.started.Store(true)
 	for _, fd := range l.fds {
-		w := newBatchWorker(fd, s.cfg.MaxRequest)
+		w := newBatchWorker(fd, set.cfg.MaxRequest)
 		w.gso = &l.gso
-		s.wg.Add(1)
+		set.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
+			defer set.wg.Done()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			defer unix.Close(fd)
-			w.run(s, l)
+			w.run(p, l)
 		}()
 	}
 }
@@ -210,8 +215,8 @@ func (w *batchWorker) reset(n int) {
 	}
 }
 
-func (w *batchWorker) run(s *Server, l *batchListener) {
-	ss := s.newSession()
+func (w *batchWorker) run(p pipeline, l *batchListener) {
+	ss := p.newSession()
 	back := l.sender()
 	for !l.closing.Load() {
 		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(w.fd), uintptr(unsafe.Pointer(&w.msgs[0])),
@@ -226,9 +231,9 @@ func (w *batchWorker) run(s *Server, l *batchListener) {
 		if n == 0 {
 			continue
 		}
-		b := s.beginBatch()
+		p.beginBatch(ss)
 		for i := 0; i < n; i++ {
-			w.handle(s, ss, &b, i, back)
+			w.handle(p, ss, i, back)
 		}
 		w.countOverflow(ss, n)
 		ss.flush()
@@ -238,7 +243,7 @@ func (w *batchWorker) run(s *Server, l *batchListener) {
 }
 
 // handle answers received message i and queues its replies.
-func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back Sender) {
+func (w *batchWorker) handle(p pipeline, ss *session, i int, back Sender) {
 	m := &w.msgs[i]
 	if m.hdr.Flags&unix.MSG_TRUNC != 0 {
 		ss.stats.trunc.Add(1)
@@ -247,7 +252,7 @@ func (w *batchWorker) handle(s *Server, ss *session, b *batchState, i int, back 
 	req := w.bufs[i*w.maxReq : i*w.maxReq+int(m.n)]
 	oob := w.ctrl[i*ctrlSize : i*ctrlSize+int(m.hdr.Controllen)]
 	src := sockaddrAddrPort(&w.names[i])
-	out := s.process(ss, b, req, w.scratch[i*ScratchSize:(i+1)*ScratchSize], src, oob, back)
+	out := p.process(ss, req, w.scratch[i*ScratchSize:(i+1)*ScratchSize], src, oob, back)
 	if len(out) == 0 {
 		return
 	}

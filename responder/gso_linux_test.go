@@ -20,6 +20,8 @@ import (
 // partsHandler answers every datagram starting with 'P' with its parts.
 type partsHandler struct{ parts [][]byte }
 
+var _ Handler = (*partsHandler)(nil)
+
 func (h *partsHandler) Name() string         { return "parts" }
 func (h *partsHandler) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'P' }
 func (h *partsHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {
@@ -40,15 +42,15 @@ func makeParts(sizes ...int) [][]byte {
 }
 
 // startParts runs a one-socket batch server on 127.0.0.1 answering with parts.
-func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Server, *net.UDPConn) {
+func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Sockets, *net.UDPConn) {
 	t.Helper()
 	return startPartsOn(t, "127.0.0.1:0", parts, disableGSO)
 }
 
 // startPartsOn runs a one-socket batch server on addr answering with parts.
-func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Server, *net.UDPConn) {
+func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Sockets, *net.UDPConn) {
 	t.Helper()
-	s, err := New(Config{Listen: []string{addr}, Socket: SocketBatch, Workers: 1, Bare: true,
+	s, err := NewSockets(SocketConfig{Listen: []string{addr}, Socket: SocketBatch, Workers: 1,
 		DisableGSO: disableGSO, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &partsHandler{parts: parts})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +93,7 @@ func askParts(t *testing.T, c *net.UDPConn, want [][]byte) {
 }
 
 // gsoCounts sums the server's GSO sends and refusals.
-func gsoCounts(s *Server) (sends, refused uint64) {
+func gsoCounts(s *Sockets) (sends, refused uint64) {
 	s.metrics.mu.Lock()
 	defer s.metrics.mu.Unlock()
 	for _, w := range s.metrics.workers {
@@ -134,7 +136,7 @@ func TestGSOAnswerArrivesAsItsDatagrams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := makeParts(tc.sizes...)
 			s, c := startParts(t, parts, false)
-			if !s.listeners[0].(*batchListener).gso.Load() {
+			if !s.set.listeners[0].(*batchListener).gso.Load() {
 				t.Skip("this kernel has no UDP_SEGMENT")
 			}
 			askParts(t, c, parts)
@@ -157,7 +159,7 @@ func TestGSOIPv6(t *testing.T) {
 	}
 	parts := makeParts(1200, 1200, 1200, 156)
 	s, c := startPartsOn(t, "[::1]:0", parts, false)
-	if !s.listeners[0].(*batchListener).gso.Load() {
+	if !s.set.listeners[0].(*batchListener).gso.Load() {
 		t.Skip("this kernel has no UDP_SEGMENT")
 	}
 	askParts(t, c, parts)
@@ -183,7 +185,7 @@ func TestGSODisabled(t *testing.T) {
 func TestGSORefusedFallsBack(t *testing.T) {
 	parts := makeParts(1000, 1000, 500)
 	s, c := startParts(t, parts, false)
-	l := s.listeners[0].(*batchListener)
+	l := s.set.listeners[0].(*batchListener)
 	if !l.gso.Load() {
 		t.Skip("this kernel has no UDP_SEGMENT")
 	}
@@ -245,7 +247,7 @@ func TestGSORun(t *testing.T) {
 func TestGSOSendErrorIsNotARefusal(t *testing.T) {
 	parts := makeParts(1000, 1000, 500)
 	s, _ := startParts(t, parts, false)
-	l := s.listeners[0].(*batchListener)
+	l := s.set.listeners[0].(*batchListener)
 	if !l.gso.Load() {
 		t.Skip("this kernel has no UDP_SEGMENT")
 	}

@@ -1,13 +1,9 @@
 package responder
 
 import (
-	"encoding/binary"
 	"fmt"
-	"net/netip"
-	"sync/atomic"
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
 )
 
@@ -46,29 +42,14 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// ipKey is a source as the per-IP budget sees it: an IPv4 address, or the /64
-// of an IPv6 address (one subscriber usually holds a whole /64).
-type ipKey [16]byte
-
-func keyOf(ip netip.Addr) ipKey {
-	ip = ip.Unmap()
-	k := ipKey(ip.As16())
-	if ip.Is6() {
-		clear(k[8:])
-	}
-	return k
-}
-
-// shards splits the per-IP cache so that receive loops on different cores
-// rarely wait for the same lock.
-const shards = 16
-
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
 	lim   Limits
-	perIP [shards]*lru.Cache[ipKey, *ipBudget]
+	perIP *sourceBuckets // reply bytes per source (buckets.go)
 	// unproven is the global unproven budget split evenly among the receive
-	// loops, so that loops on different cores never wait for one lock.
+	// loops, so that loops on different cores never wait for one lock. Each
+	// share is drawn on by its own loop only, with that loop's batch times,
+	// which never go back.
 	unproven      []*rate.Limiter
 	unprovenBurst int // each share's burst (asking the Limiter takes its lock)
 }
@@ -78,24 +59,16 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
+	perIP, err := newSourceBuckets(rate.Limit(l.PerIPRate), l.PerIPBurst, l.TrackedIPs)
+	if err != nil {
+		return nil, fmt.Errorf("per-IP budget: %w", err)
+	}
 	loops = max(loops, 1)
-	lim := &limiter{lim: l, unprovenBurst: max(l.UnprovenBurst/loops, 1500)}
+	lim := &limiter{lim: l, perIP: perIP, unprovenBurst: max(l.UnprovenBurst/loops, 1500)}
 	for i := 0; i < loops; i++ {
 		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), lim.unprovenBurst))
 	}
-	for i := range lim.perIP {
-		c, err := lru.New[ipKey, *ipBudget](max(l.TrackedIPs/shards, 1))
-		if err != nil {
-			return nil, fmt.Errorf("per-IP cache: %w", err)
-		}
-		lim.perIP[i] = c
-	}
 	return lim, nil
-}
-
-func (k ipKey) shard() int {
-	h := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])
-	return int((h * 0x9E3779B97F4A7C15) >> 60)
 }
 
 // allow reports whether n reply bytes may go to source k now, and takes them from
@@ -104,49 +77,11 @@ func (k ipKey) shard() int {
 // larger than its request).
 // A reply larger than a burst takes the whole burst.
 func (l *limiter) allow(k ipKey, n int, exempt bool, now time.Time, loop int) bool {
-	c := l.perIP[k.shard()]
-	b, ok := c.Get(k)
-	if !ok {
-		b = &ipBudget{lim: rate.NewLimiter(rate.Limit(l.lim.PerIPRate), l.lim.PerIPBurst)}
-		c.Add(k, b)
-	}
-	if !b.lim.AllowN(b.monotonic(now), min(n, l.lim.PerIPBurst)) {
+	if !l.perIP.allowN(k, min(n, l.lim.PerIPBurst), now) {
 		return false
 	}
 	if exempt {
 		return true
 	}
 	return l.unproven[loop%len(l.unproven)].AllowN(now, min(n, l.unprovenBurst))
-}
-
-// ipBudget is one source's byte budget. Receive loops on several cores share
-// it, each with the time its batch began; handing a rate.Limiter a time older
-// than one it has seen moves its clock back and credits the interval twice,
-// so the times are made monotonic first.
-type ipBudget struct {
-	last atomic.Int64 // the latest time handed to lim, in unix nanoseconds
-	lim  *rate.Limiter
-}
-
-// monotonic returns now, or the latest time already used if that is later.
-func (b *ipBudget) monotonic(now time.Time) time.Time {
-	t := now.UnixNano()
-	for {
-		last := b.last.Load()
-		if t <= last {
-			return time.Unix(0, last)
-		}
-		if b.last.CompareAndSwap(last, t) {
-			return now
-		}
-	}
-}
-
-// tracked returns how many sources the per-IP cache holds.
-func (l *limiter) tracked() int {
-	n := 0
-	for _, c := range l.perIP {
-		n += c.Len()
-	}
-	return n
 }

@@ -15,6 +15,7 @@ const (
 	outUnknown                                    // no handler claims the datagram
 	outSilent                                     // the feed is stale: nothing is answered
 	outForwarded                                  // handed to the relay (relay mode)
+	outPanic                                      // serving it panicked; recovered, nothing sent
 	numOutcomes
 )
 
@@ -31,9 +32,13 @@ func outcomeLabel(o int) string {
 		return "stale"
 	case outForwarded:
 		return "forwarded"
+	case outPanic:
+		return "panic"
 	}
 	return wire.Outcome(o).String()
 }
+
+var _ prometheus.Collector = (*Metrics)(nil)
 
 // Metrics are the responder's Prometheus counters. Each receive loop counts
 // into its own workerStats (no shared cache lines on the hot path); a scrape
@@ -98,6 +103,16 @@ func (m *Metrics) row(protocol string) int {
 	}
 	m.protocols = append(m.protocols, protocol)
 	return len(m.protocols) - 1
+}
+
+// name returns the protocol of a metrics row.
+func (m *Metrics) name(row int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if row < 0 || row >= len(m.protocols) {
+		return "unknown"
+	}
+	return m.protocols[row]
 }
 
 // newWorker returns a fresh set of counters for one receive loop.

@@ -14,7 +14,7 @@ const defaultSocket = SocketPortable
 
 const batchSupported = false
 
-func listenBatch(netip.AddrPort, Config) (listener, error) {
+func listenBatch(netip.AddrPort, SocketConfig) (listener, error) {
 	return nil, errors.New("the batch socket layer is Linux-only")
 }
 

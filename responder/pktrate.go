@@ -3,7 +3,6 @@ package responder
 import (
 	"time"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
 )
 
@@ -18,13 +17,10 @@ type PacketLimited interface {
 // defaultTrackedSources bounds a packet limiter's memory when Limits set none.
 const defaultTrackedSources = 65536
 
-// packetLimiter is one handler's per-source request rate: a token bucket per
-// source, kept for the most recent sources in an LRU cache split in shards
-// like the byte budgets' (receive loops rarely wait for one lock).
+// packetLimiter is one handler's per-source request rate: a token bucket
+// per source (buckets.go), one token per request.
 type packetLimiter struct {
-	rate    rate.Limit
-	burst   int
-	sources [shards]*lru.Cache[ipKey, *rate.Limiter]
+	buckets *sourceBuckets
 }
 
 // packetLimiters returns, per handler, its packet limiter or nil.
@@ -49,15 +45,11 @@ func newPacketLimiter(h Handler, tracked int) *packetLimiter {
 	if tracked < 16 {
 		tracked = defaultTrackedSources
 	}
-	p := &packetLimiter{rate: rate.Limit(r), burst: max(burst, 1)}
-	for i := range p.sources {
-		c, err := lru.New[ipKey, *rate.Limiter](max(tracked/shards, 1))
-		if err != nil { // only for a size below 1
-			return nil
-		}
-		p.sources[i] = c
+	b, err := newSourceBuckets(rate.Limit(r), max(burst, 1), tracked)
+	if err != nil { // only for a size below 1
+		return nil
 	}
-	return p
+	return &packetLimiter{buckets: b}
 }
 
 // allow reports whether one more request from source k may be served now.
@@ -66,11 +58,5 @@ func (p *packetLimiter) allow(k ipKey, now time.Time) bool {
 	if p == nil {
 		return true
 	}
-	c := p.sources[k.shard()]
-	l, ok := c.Get(k)
-	if !ok {
-		l = rate.NewLimiter(p.rate, p.burst)
-		c.Add(k, l)
-	}
-	return l.AllowN(now, 1)
+	return p.buckets.allowN(k, 1, now)
 }

@@ -22,6 +22,11 @@ func (h limitedHandler) PacketLimit() (float64, int) { return h.rate, h.burst }
 
 type plainHandler struct{ limitedHandler }
 
+var (
+	_ PacketLimited = limitedHandler{}
+	_ Handler       = plainHandler{}
+)
+
 func (plainHandler) PacketLimit() {} // not PacketLimited's signature
 
 func TestPacketLimiter(t *testing.T) {

@@ -6,13 +6,18 @@ import (
 	"net/netip"
 )
 
+var (
+	_ listener = (*portableListener)(nil)
+	_ Sender   = udpConnSender{}
+)
+
 // portableListener serves one address with a net.UDPConn read by several
 // goroutines: the socket layer for systems without the batch path.
 type portableListener struct {
 	conn *net.UDPConn
 }
 
-func listenPortable(ap netip.AddrPort, cfg Config) (listener, error) {
+func listenPortable(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
 	c, err := listenUDP(ap, cfg.RecvBuffer)
 	if err != nil {
 		return nil, err
@@ -28,19 +33,19 @@ func (l *portableListener) sender() Sender { return udpConnSender{l.conn} }
 
 func (l *portableListener) close() { l.conn.Close() }
 
-func (l *portableListener) start(s *Server) {
-	for i := 0; i < s.cfg.Workers; i++ {
-		s.wg.Add(1)
+func (l *portableListener) start(set *socketSet, p pipeline) {
+	for i := 0; i < set.cfg.Workers; i++ {
+		set.wg.Add(1)
 		go func() {
-			defer s.wg.Done()
-			l.serve(s)
+			defer set.wg.Done()
+			l.serve(set, p)
 		}()
 	}
 }
 
-func (l *portableListener) serve(s *Server) {
-	ss := s.newSession()
-	buf := make([]byte, s.cfg.MaxRequest)
+func (l *portableListener) serve(set *socketSet, p pipeline) {
+	ss := p.newSession()
+	buf := make([]byte, set.cfg.MaxRequest)
 	oob := make([]byte, 256)
 	reply := make([]byte, 0, 64)
 	scratch := make([]byte, ScratchSize)
@@ -48,7 +53,7 @@ func (l *portableListener) serve(s *Server) {
 	for {
 		n, oobn, flags, src, err := l.conn.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
-			if s.closed.Load() || errors.Is(err, net.ErrClosed) {
+			if set.closed.Load() || errors.Is(err, net.ErrClosed) {
 				return
 			}
 			ss.stats.recvErr.Add(1)
@@ -58,9 +63,9 @@ func (l *portableListener) serve(s *Server) {
 			ss.stats.trunc.Add(1)
 			continue
 		}
-		b := s.beginBatch()
+		p.beginBatch(ss)
 		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
-		out := s.process(ss, &b, buf[:n], scratch, src, oob[:oobn], back)
+		out := p.process(ss, buf[:n], scratch, src, oob[:oobn], back)
 		ss.flush()
 		if len(out) == 0 {
 			continue

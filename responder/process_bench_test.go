@@ -55,8 +55,8 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		bs := s.beginBatch()
-		if out := s.process(ss, &bs, req, scratch, src, nil, nil); len(out) != 1 {
+		s.beginBatch(ss)
+		if out := s.process(ss, req, scratch, src, nil, nil); len(out) != 1 {
 			b.Fatal("not answered")
 		}
 		if i%16 == 15 {

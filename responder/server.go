@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"math/bits"
 	"net/netip"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,31 +41,40 @@ type Config struct {
 	Forward Forwarder
 	// Clock, when set, is set to the time at the start of every receive
 	// batch, for handlers and the challenge issuer to read cheaply.
-	Clock *wire.Clock
-	// Bare turns off budgets, metrics and the Silent check: the socket layer
-	// alone, for measuring it (queryd-bench's fixed-reply server).
-	Bare     bool
+	Clock    *wire.Clock
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
 
+// sockets returns the socket layer's part of c.
+func (c Config) sockets() SocketConfig {
+	return SocketConfig{
+		Listen:     c.Listen,
+		Socket:     c.Socket,
+		Workers:    c.Workers,
+		RecvBuffer: c.RecvBuffer,
+		DisableGSO: c.DisableGSO,
+		MaxRequest: c.MaxRequest,
+		Logger:     c.Logger,
+	}
+}
+
 // Server is queryd's UDP front: sockets, demux, budgets, metrics.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	metrics   *Metrics
-	route     atomic.Pointer[routing]
-	limit     atomic.Pointer[limiter]
-	listeners []listener
-	sessions  atomic.Int64 // receive loops made so far
-	wg        sync.WaitGroup
-	closed    atomic.Bool
+	cfg      Config
+	log      *slog.Logger
+	metrics  *Metrics
+	route    atomic.Pointer[routing]
+	limit    atomic.Pointer[limiter]
+	socks    socketSet
+	sessions atomic.Int64 // receive loops made so far
+	panics   panicLog     // recovered panics' log, at most one a second
 }
 
 // listener is one configured address with its socket(s) and receive loops.
 type listener interface {
 	localAddr() netip.AddrPort
-	start(s *Server)
+	start(set *socketSet, p pipeline)
 	close()
 	sender() Sender
 }
@@ -91,27 +98,14 @@ type Sender = wire.Sender
 
 // New makes a server (no sockets yet) answering with handlers.
 func New(cfg Config, handlers ...Handler) (*Server, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
+	if cfg.MaxRequest <= 0 && cfg.Forward != nil {
+		cfg.MaxRequest = 65535
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = runtime.GOMAXPROCS(0)
+	sc, err := cfg.sockets().withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Socket == "" {
-		cfg.Socket = defaultSocket
-	}
-	if cfg.Socket != SocketBatch && cfg.Socket != SocketPortable {
-		return nil, fmt.Errorf("socket layer %q: want %q or %q", cfg.Socket, SocketBatch, SocketPortable)
-	}
-	if cfg.Socket == SocketBatch && !batchSupported {
-		return nil, fmt.Errorf("socket layer %q is Linux-only; use %q", SocketBatch, SocketPortable)
-	}
-	if cfg.MaxRequest <= 0 {
-		cfg.MaxRequest = 2048
-		if cfg.Forward != nil {
-			cfg.MaxRequest = 65535
-		}
-	}
+	cfg.Logger, cfg.Workers, cfg.Socket, cfg.MaxRequest = sc.Logger, sc.Workers, sc.Socket, sc.MaxRequest
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits
 	}
@@ -119,7 +113,7 @@ func New(cfg Config, handlers ...Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, metrics: m}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: m, socks: socketSet{cfg: sc}}
 	if err := s.SetLimits(cfg.Limits); err != nil {
 		return nil, err
 	}
@@ -149,59 +143,18 @@ func (s *Server) SetLimits(l Limits) error {
 
 // Listen opens the sockets of every configured address. On error it closes
 // the sockets it opened.
-func (s *Server) Listen() error {
-	for _, a := range s.cfg.Listen {
-		ap, err := netip.ParseAddrPort(a)
-		if err != nil {
-			s.closeListeners()
-			return fmt.Errorf("listen %s: want IP:PORT: %w", a, err)
-		}
-		var l listener
-		if s.cfg.Socket == SocketBatch {
-			l, err = listenBatch(ap, s.cfg)
-		} else {
-			l, err = listenPortable(ap, s.cfg)
-		}
-		if err != nil {
-			s.closeListeners()
-			return fmt.Errorf("listen %s: %w", a, err)
-		}
-		s.listeners = append(s.listeners, l)
-		s.log.Info("listening", "udp", l.localAddr().String(), "socket", s.cfg.Socket, "workers", s.cfg.Workers)
-	}
-	return nil
-}
+func (s *Server) Listen() error { return s.socks.listen() }
 
 // Addrs returns the bound local addresses (useful with port 0).
-func (s *Server) Addrs() []netip.AddrPort {
-	out := make([]netip.AddrPort, 0, len(s.listeners))
-	for _, l := range s.listeners {
-		out = append(out, l.localAddr())
-	}
-	return out
-}
+func (s *Server) Addrs() []netip.AddrPort { return s.socks.addrs() }
 
 // Start runs the receive loops in the background.
-func (s *Server) Start() {
-	for _, l := range s.listeners {
-		l.start(s)
-	}
-}
+func (s *Server) Start() { s.socks.start(s) }
 
 // Close closes the sockets and waits for the receive loops to end.
 func (s *Server) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	s.closeListeners()
-	s.wg.Wait()
+	s.socks.close()
 	return nil
-}
-
-func (s *Server) closeListeners() {
-	for _, l := range s.listeners {
-		l.close()
-	}
 }
 
 // SendTo sends b to dst from the first socket of dst's address family (for
@@ -215,21 +168,17 @@ func (s *Server) SendTo(b []byte, dst netip.AddrPort) error {
 	return snd.SendFrom(b, netip.Addr{}, netip.AddrPortFrom(dst.Addr().Unmap(), dst.Port()))
 }
 
-// Sender returns a Sender over the first socket of addr's family, or nil.
-func (s *Server) Sender(family netip.Addr) Sender {
-	for _, l := range s.listeners {
-		if l.localAddr().Addr().Unmap().Is4() == family.Unmap().Is4() {
-			return l.sender()
-		}
-	}
-	return nil
-}
+// Sender returns a Sender over the first socket of family's address family,
+// or nil.
+func (s *Server) Sender(family netip.Addr) Sender { return s.socks.sender(family) }
 
 // session is one receive loop's state: its counters and reusable buffers.
 type session struct {
 	id    int // which share of the unproven budget it draws on
 	stats *workerStats
-	pend  pending // counts of the current batch, added to stats once per batch
+	pend  pending    // counts of the current batch, added to stats once per batch
+	batch batchState // what the current batch's datagrams share
+	row   int        // the metrics row of the datagram being served (a panic is counted there)
 	out   [][]byte
 }
 
@@ -280,32 +229,44 @@ type batchState struct {
 	silent bool
 }
 
-func (s *Server) beginBatch() batchState {
-	b := batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load()}
+// beginBatch readies ss for a batch of datagrams received now.
+func (s *Server) beginBatch(ss *session) {
+	b := &ss.batch
+	*b = batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load()}
 	if s.cfg.Clock != nil {
 		s.cfg.Clock.Set(b.now)
 	}
-	if !s.cfg.Bare && s.cfg.Silent != nil {
+	if s.cfg.Silent != nil {
 		b.silent = s.cfg.Silent(b.now)
 	}
-	return b
 }
 
-// process answers one datagram: route, serve, budget, count. It returns the
+// process answers one datagram (serve). A panic on the way (in a handler,
+// the Forwarder or the responder itself) is recovered, counted as outcome
+// "panic" of the protocol being served and logged at most once a second
+// (recover.go); the datagram gets no answer and the receive loop goes on with
+// the next one.
+func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) (out [][]byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.recovered(ss, v, req, src)
+			out = nil
+		}
+	}()
+	return s.serve(ss, req, scratch, src, oob, back)
+}
+
+// serve answers one datagram: route, serve, budget, count. It returns the
 // datagrams to send (pointing into scratch or into the handlers' replies).
 // Unclaimed datagrams go to the Forwarder when there is one.
-func (s *Server) process(ss *session, b *batchState, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
+func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
+	b := &ss.batch
+	ss.row = 0
 	idx, h := b.rt.router.Route(req)
 	row := 0
 	if idx >= 0 {
 		row = b.rt.rows[idx]
-	}
-	if s.cfg.Bare {
-		if h == nil {
-			return nil
-		}
-		out, _ := h.Serve(req, src, scratch, ss.out[:0])
-		return out
+		ss.row = row
 	}
 	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
 		s.cfg.Forward.Forward(req, src, localAddr(oob), back)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -335,13 +336,23 @@ func TestClosePrompt(t *testing.T) {
 	}
 }
 
-// Several sockets share one port (SO_REUSEPORT) and all of them answer.
+// Several sockets share one port (SO_REUSEPORT) and every one of them
+// answers: sources are added (16 at least, 64 at most) until each socket's
+// receive loop has served one. The kernel spreads sources over the sockets by
+// a hash of their addresses; with 2 sockets, 64 sources all hashed to one has
+// a chance of 2^-63.
 func TestManySources(t *testing.T) {
 	f := newFixture(t, "127.0.0.1:0", responder.Limits{})
-	for i := 1; i <= 16; i++ {
+	var per []uint64
+	for i := 1; i <= 64; i++ {
 		c := clientConn(t, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 2, byte(i)}), 0).String())
 		if r, _ := exchange(t, c, f.addr, infoReq, 2*time.Second); len(r) != 9 {
 			t.Fatalf("source %d not answered", i)
 		}
+		per = responder.DatagramsPerLoop(f.srv)
+		if i >= 16 && len(per) == 2 && !slices.Contains(per, 0) {
+			return
+		}
 	}
+	t.Fatalf("datagrams served per socket after 64 sources: %v; want 2 sockets, each serving some", per)
 }

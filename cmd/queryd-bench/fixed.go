@@ -12,9 +12,12 @@ import (
 )
 
 // fixedHandler claims every datagram and answers it with the same
-// pre-encoded datagrams: with responder's Bare mode it measures the socket
-// layer alone.
+// pre-encoded datagrams: on responder.Sockets (queryd's socket layer without
+// the Server's budgets, metrics and stale check) it measures the socket layer
+// alone.
 type fixedHandler struct{ reply [][]byte }
+
+var _ responder.Handler = (*fixedHandler)(nil)
 
 // Fixed replies: "QDBF", the number of datagrams of the answer still to
 // come after this one, then 'x' up to the size. The load generator counts an
@@ -108,13 +111,12 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "queryd-bench fixed:", err)
 		return 2
 	}
-	srv, err := responder.New(responder.Config{
+	srv, err := responder.NewSockets(responder.SocketConfig{
 		Listen:     []string{ap.String()},
 		Socket:     *socket,
 		Workers:    f.workers,
 		RecvBuffer: f.rcvbuf,
 		DisableGSO: !*gso,
-		Bare:       true,
 		Logger:     slog.New(slog.NewTextHandler(stderr, nil)),
 	}, newFixedHandler(f.size, f.parts))
 	if err == nil {

@@ -42,6 +42,22 @@ func startServer(t *testing.T, cfg responder.Config, h responder.Handler) netip.
 	return srv.Addrs()[0]
 }
 
+// startFixed runs the fixed-reply handler h on queryd's socket layer alone,
+// on 127.0.0.1:0, as "queryd-bench fixed" does.
+func startFixed(t *testing.T, h *fixedHandler) netip.AddrPort {
+	t.Helper()
+	srv, err := responder.NewSockets(responder.SocketConfig{Listen: []string{"127.0.0.1:0"}, Logger: slog.New(slog.DiscardHandler)}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Close() })
+	return srv.Addrs()[0]
+}
+
 // openLimits keep the budgets on but out of the way of the load.
 var openLimits = responder.Limits{PerIPRate: 1 << 30, PerIPBurst: 1 << 20, UnprovenRate: 1 << 30, UnprovenBurst: 1 << 20, TrackedIPs: 1024}
 
@@ -75,7 +91,7 @@ func num(t *testing.T, f map[string]string, k string) float64 {
 }
 
 func TestLoadAgainstFixedServer(t *testing.T) {
-	addr := startServer(t, responder.Config{Bare: true}, newFixedHandler(120, 1))
+	addr := startFixed(t, newFixedHandler(120, 1))
 	f := load(t, "-target", addr.String(), "-proto", "a2s_info", "-sources", "4", "-inflight", "8",
 		"-duration", "700ms", "-pid", strconv.Itoa(osPid()))
 	if num(t, f, "answered") == 0 || num(t, f, "answered_per_s") == 0 {
@@ -91,7 +107,7 @@ func TestLoadAgainstFixedServer(t *testing.T) {
 }
 
 func TestLoadCountsMultiDatagramAnswers(t *testing.T) {
-	addr := startServer(t, responder.Config{Bare: true}, newFixedHandler(200, 3))
+	addr := startFixed(t, newFixedHandler(200, 3))
 	f := load(t, "-target", addr.String(), "-proto", "sagl_info", "-sources", "2", "-inflight", "4", "-count", "400", "-duration", "3s")
 	// 400 token-bearing requests plus each source's first (token) request,
 	// which the fixed server answers too.
