@@ -136,3 +136,7 @@ var (
 	_ module.Protocol = (*Protocol)(nil)
 	_ module.Service  = (*heartbeats)(nil)
 )
+
+// The responder finds the packet rate by a type assertion on the handler it
+// is given: a changed signature would turn the rate off silently.
+var _ wire.PacketLimited = (*Protocol)(nil)

@@ -4,15 +4,12 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/queryd/queryd/wire"
 )
 
-// PacketLimited is implemented by a Handler whose protocol cannot prove a
-// source's address (Quake 3): the responder then limits how many of its
-// requests one source (IPv4 address or IPv6 /64) may send, before Serve and
-// on top of the byte budgets. A rate of zero or less means no limit.
-type PacketLimited interface {
-	PacketLimit() (ratePerSec float64, burst int)
-}
+// PacketLimited is a handler with a per-source request rate (wire.PacketLimited).
+type PacketLimited = wire.PacketLimited
 
 // defaultTrackedSources bounds a packet limiter's memory when Limits set none.
 const defaultTrackedSources = 65536

@@ -10,3 +10,11 @@ type Sender interface {
 	// client's datagrams arrived on), else from the address the kernel picks.
 	SendFrom(b []byte, local netip.Addr, dst netip.AddrPort) error
 }
+
+// PacketLimited is implemented by a handler whose protocol cannot prove a
+// source's address (Quake 3): the responder then limits how many of its
+// requests one source (IPv4 address or IPv6 /64) may send, before Serve and
+// on top of the byte budgets. A rate of zero or less means no limit.
+type PacketLimited interface {
+	PacketLimit() (ratePerSec float64, burst int)
+}
