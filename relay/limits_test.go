@@ -279,9 +279,13 @@ func TestRelaySessionCost(t *testing.T) {
 	}
 	runtime.Gosched()
 	per := (memInUse() - before) / n
-	t.Logf("%d sessions: %d bytes of heap and stack each (bound %d)", n, per, relaySessionCostBound)
-	if per > relaySessionCostBound {
-		t.Errorf("a session costs %d bytes; the bound is %d", per, relaySessionCostBound)
+	bound := int64(relaySessionCostBound)
+	if raceBuild {
+		bound *= 4 // measured 3.4 KiB plain, 6-14 KiB under the race detector
+	}
+	t.Logf("%d sessions: %d bytes of heap and stack each (bound %d)", n, per, bound)
+	if per > bound {
+		t.Errorf("a session costs %d bytes; the bound is %d", per, bound)
 	}
 }
 
