@@ -1,10 +1,11 @@
 package a2s
 
 import (
+	"github.com/queryd/queryd/internal/udptest"
+
 	"encoding/binary"
 	"errors"
 	"math"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,32 +16,6 @@ import (
 // timeout with the error that names what the server did.
 
 const hostileTimeout = 500 * time.Millisecond
-
-// hostileServer answers each request on a loopback socket with the
-// datagrams answer returns, until the test ends.
-func hostileServer(t *testing.T, answer func(req []byte) [][]byte) string {
-	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { conn.Close(); <-done })
-	go func() {
-		defer close(done)
-		buf := make([]byte, 2048)
-		for {
-			n, src, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			for _, d := range answer(append([]byte{}, buf[:n]...)) {
-				conn.WriteToUDPAddrPort(d, src)
-			}
-		}
-	}()
-	return conn.LocalAddr().String()
-}
 
 func hostileClient(t *testing.T, addr string) *Client {
 	t.Helper()
@@ -99,7 +74,7 @@ func TestClientStaleSplitReply(t *testing.T) {
 	if len(info) < 2 || len(players) < 2 {
 		t.Fatalf("not split: %d and %d fragments", len(info), len(players))
 	}
-	addr := hostileServer(t, func(req []byte) [][]byte {
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
 		switch req[4] {
 		case TypeInfo: // the INFO reply twice, as a network may duplicate it
 			return append(append([][]byte{}, info...), info...)
@@ -126,7 +101,7 @@ func TestClientFragmentFlood(t *testing.T) {
 	var sent atomic.Int32
 	frag := make([]byte, 1400)
 	copy(frag, []byte{0xFE, 0xFF, 0xFF, 0xFF})
-	addr := hostileServer(t, func([]byte) [][]byte {
+	addr := udptest.Answer(t, func([]byte) [][]byte {
 		var out [][]byte
 		for i := 0; i < 500 && sent.Add(1) <= 5000; i++ {
 			d := append([]byte{}, frag...)
@@ -166,7 +141,7 @@ func TestSplitsBounded(t *testing.T) {
 // requests, then ErrOnlyChallenges.
 func TestClientEndlessChallenges(t *testing.T) {
 	var n atomic.Int32
-	addr := hostileServer(t, func([]byte) [][]byte {
+	addr := udptest.Answer(t, func([]byte) [][]byte {
 		return [][]byte{binary.LittleEndian.AppendUint32([]byte{0xFF, 0xFF, 0xFF, 0xFF, TypeChallenge}, uint32(n.Add(1)))}
 	})
 	_, err := hostileClient(t, addr).Players()
@@ -188,7 +163,7 @@ func TestClientBadReplies(t *testing.T) {
 		"fragment short": {[]byte("\xFE\xFF\xFF\xFF\x01\x00"), "split fragment too short"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			addr := hostileServer(t, func([]byte) [][]byte { return [][]byte{c.reply} })
+			addr := udptest.Answer(t, func([]byte) [][]byte { return [][]byte{c.reply} })
 			start := time.Now()
 			_, err := hostileClient(t, addr).Players()
 			inTime(t, start)

@@ -1,8 +1,9 @@
 package gamespy4
 
 import (
+	"github.com/queryd/queryd/internal/udptest"
+
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,32 +15,6 @@ import (
 // its timeout with the error that names what the server did.
 
 const hostileTimeout = 500 * time.Millisecond
-
-// hostileServer answers each request on a loopback socket with the
-// datagrams answer returns, until the test ends.
-func hostileServer(t *testing.T, answer func(req []byte) [][]byte) string {
-	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { conn.Close(); <-done })
-	go func() {
-		defer close(done)
-		buf := make([]byte, 2048)
-		for {
-			n, src, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			for _, d := range answer(append([]byte{}, buf[:n]...)) {
-				conn.WriteToUDPAddrPort(d, src)
-			}
-		}
-	}()
-	return conn.LocalAddr().String()
-}
 
 func hostileClient(t *testing.T, addr string) *Client {
 	t.Helper()
@@ -68,7 +43,7 @@ func TestClientBadToken(t *testing.T) {
 		"\x00":            `token "" is not a decimal int32`,
 		"123\x00\x00\x00": "2 bytes after the reply",
 	} {
-		addr := hostileServer(t, func(req []byte) [][]byte { return [][]byte{handshakeReply(req, token)} })
+		addr := udptest.Answer(t, func(req []byte) [][]byte { return [][]byte{handshakeReply(req, token)} })
 		_, err := hostileClient(t, addr).Basic()
 		var bad *BadAnswerError
 		if !errors.As(err, &bad) || !strings.Contains(bad.What, want) {
@@ -81,7 +56,7 @@ func TestClientBadToken(t *testing.T) {
 // requests in all (the handshake's included), then ErrOnlyChallenges.
 func TestClientEndlessChallenges(t *testing.T) {
 	var n atomic.Int32
-	addr := hostileServer(t, func(req []byte) [][]byte {
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
 		return [][]byte{handshakeReply(req, strconv.Itoa(100000+int(n.Add(1)))+"\x00")}
 	})
 	_, err := hostileClient(t, addr).Full()
@@ -95,7 +70,7 @@ func TestClientEndlessChallenges(t *testing.T) {
 func TestClientDropsStaleReplies(t *testing.T) {
 	s := [4]byte{0, 0, 0, 1}
 	basic := append(unhex(t, "00 00 00 00 01"), unhex(t, wikiBasic)...)
-	addr := hostileServer(t, func(req []byte) [][]byte {
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
 		other := append([]byte{req[2], 9, 9, 9, 9}, "1\x00"...)
 		switch req[2] {
 		case TypeHandshake:
@@ -116,7 +91,7 @@ func TestClientDropsStaleReplies(t *testing.T) {
 // Only replies the client cannot use: a bad answer at the deadline, not a
 // timeout.
 func TestClientOnlyStaleReplies(t *testing.T) {
-	addr := hostileServer(t, func(req []byte) [][]byte {
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
 		return [][]byte{append([]byte{TypeHandshake, 9, 9, 9, 9}, "1\x00"...)}
 	})
 	start := time.Now()

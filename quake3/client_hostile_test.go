@@ -1,8 +1,9 @@
 package quake3
 
 import (
+	"github.com/queryd/queryd/internal/udptest"
+
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -17,26 +18,14 @@ const hostileTimeout = 500 * time.Millisecond
 // datagrams answer returns, until the test ends.
 func hostileServer(t *testing.T, answer func(req string) []string) *Client {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { conn.Close(); <-done })
-	go func() {
-		defer close(done)
-		buf := make([]byte, 2048)
-		for {
-			n, src, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			for _, d := range answer(string(buf[:n])) {
-				conn.WriteToUDPAddrPort([]byte(d), src)
-			}
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
+		var out [][]byte
+		for _, d := range answer(string(req)) {
+			out = append(out, []byte(d))
 		}
-	}()
-	c, err := Dial(conn.LocalAddr().String())
+		return out
+	})
+	c, err := Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}

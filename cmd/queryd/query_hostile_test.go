@@ -1,10 +1,10 @@
 package main
 
 import (
+	"github.com/queryd/queryd/internal/udptest"
+
 	"bytes"
 	"encoding/binary"
-	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,34 +65,6 @@ func saglServer(answer func(kind byte, off uint32) [][]byte) func([]byte) [][]by
 		}
 		return answer(req[5], binary.LittleEndian.Uint32(req[12:]))
 	}
-}
-
-// hostileUDP serves on a loopback UDP socket until the test ends: serve
-// gets each request and a function sending a datagram back to its source
-// (false once the socket is closed).
-func hostileUDP(t *testing.T, serve func(req []byte, send func([]byte) bool)) string {
-	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	t.Cleanup(func() { conn.Close(); <-done })
-	go func() {
-		defer close(done)
-		buf := make([]byte, 2048)
-		for {
-			n, src, err := conn.ReadFromUDPAddrPort(buf)
-			if err != nil {
-				return
-			}
-			serve(append([]byte{}, buf[:n]...), func(d []byte) bool {
-				_, err := conn.WriteToUDPAddrPort(d, src)
-				return err == nil || !errors.Is(err, net.ErrClosed)
-			})
-		}
-	}()
-	return conn.LocalAddr().String()
 }
 
 // replies adapts a server that answers each request with datagrams.
@@ -335,7 +307,7 @@ func TestQueryHostileServers(t *testing.T) {
 			if timeout == 0 {
 				timeout = time.Second
 			}
-			addr := hostileUDP(t, c.serve)
+			addr := udptest.Serve(t, c.serve)
 			args := append([]string{"query", "-proto", c.proto, "-timeout", timeout.String()}, c.args...)
 			for i, a := range args {
 				if a == "LOGO" {

@@ -16,42 +16,17 @@ import (
 	"github.com/queryd/queryd/daemon/daemontest"
 )
 
-// notifyListener is a fake systemd: a unixgram socket at name that
-// NOTIFY_SOCKET points at.
-func notifyListener(t *testing.T, name string) *net.UnixConn {
-	t.Helper()
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	t.Setenv("NOTIFY_SOCKET", name)
-	return conn
-}
-
-// nextNotification reads one datagram or fails after 5 s.
-func nextNotification(t *testing.T, conn *net.UnixConn) string {
-	t.Helper()
-	buf := make([]byte, 4096)
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, err := conn.Read(buf)
-	if err != nil {
-		t.Fatalf("no notification: %v", err)
-	}
-	return string(buf[:n])
-}
-
 // TestRunNotifiesSystemd runs the daemon as systemd would (Type=notify) and
 // drives it with real signals: READY=1 once listening, RELOADING=1 then
 // READY=1 around a SIGHUP reload, STOPPING=1 on SIGTERM.
 func TestRunNotifiesSystemd(t *testing.T) {
 	dir := daemontest.Dir(t)
-	conn := notifyListener(t, filepath.Join(dir, "notify"))
+	conn := daemontest.NotifyListener(t, filepath.Join(dir, "notify"))
 	path := daemontest.WriteConfig(t, dir, "")
 	done := make(chan int, 1)
 	go func() { done <- cmdRun([]string{"-config", path}, io.Discard) }()
 
-	ready := nextNotification(t, conn)
+	ready := daemontest.NextNotification(t, conn)
 	if !strings.HasPrefix(ready, "READY=1\n") || !strings.Contains(ready, modules[0].Name()) ||
 		!strings.Contains(ready, fmt.Sprintf("MAINPID=%d", os.Getpid())) {
 		t.Fatalf("first notification %q, want READY=1 with the protocols and MAINPID", ready)
@@ -61,14 +36,14 @@ func TestRunNotifiesSystemd(t *testing.T) {
 		t.Fatalf("READY=1 before the feed socket exists: %v", err)
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGHUP)
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "RELOADING=1\n") {
+	if got := daemontest.NextNotification(t, conn); !strings.HasPrefix(got, "RELOADING=1\n") {
 		t.Fatalf("after SIGHUP: %q, want RELOADING=1", got)
 	}
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "READY=1\n") {
+	if got := daemontest.NextNotification(t, conn); !strings.HasPrefix(got, "READY=1\n") {
 		t.Fatalf("after the reload: %q, want READY=1", got)
 	}
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
-	if got := nextNotification(t, conn); !strings.HasPrefix(got, "STOPPING=1\n") {
+	if got := daemontest.NextNotification(t, conn); !strings.HasPrefix(got, "STOPPING=1\n") {
 		t.Fatalf("after SIGTERM: %q, want STOPPING=1", got)
 	}
 	select {

@@ -1,0 +1,4 @@
+package daemon
+
+// SDNotify is sdNotify for the external tests.
+var SDNotify = sdNotify
