@@ -231,11 +231,12 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 		case c.Section(name) != nil:
 			decodeTable(md, raw[name], name, c.Section(name), errs)
 		default:
-			errs.Add(name, "unknown table")
+			errs.Add(keyPart(name), "unknown table")
 		}
 	}
 	for _, k := range md.Undecoded() {
-		if _, ok := raw[k[0]]; ok && len(k) > 1 && k[0] != "server" && !isReported(*errs, k[0]+"."+k[1]) {
+		known := core[k[0]] != nil || c.Section(k[0]) != nil // else reported as an unknown table
+		if known && len(k) > 1 && !isReported(*errs, k[0]+"."+keyPart(k[1])) {
 			errs.Add(k.String(), "unknown key") // inside an array of tables, e.g. [[quake3.masters]]
 		}
 	}

@@ -49,7 +49,7 @@ func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any,
 	}
 	fields := fieldsByKey(reflect.ValueOf(dst).Elem())
 	for _, k := range sortedNames(keys) {
-		key := table + "." + k
+		key := table + "." + keyPart(k)
 		f, ok := fields[k]
 		if !ok {
 			errs.Add(key, "unknown key")
@@ -346,4 +346,15 @@ func isReported(errs Errors, key string) bool {
 		}
 	}
 	return false
+}
+
+// keyPart writes one part of a key as TOML would: bare when it can be,
+// else quoted ("" for an empty name, "a.b" for a name with a dot).
+func keyPart(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		return strconv.Quote(s)
+	}
+	return s
 }

@@ -62,7 +62,7 @@ func TestUnknownKeys(t *testing.T) {
 		"[quake3]\ninfo = {k = \"v\"}\nx = 1\n": "quake3.x: unknown key",
 		"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = \"m:1\"\nheartbeat = \"A\"\nfoo = 1\n":     "quake3.masters[0].foo: unknown key",
 		"[relay]\nupstream = \"x:1\"\n[quake3]\nmasters = [{address = \"m:1\", heartbeat = \"A\", foo = 1}]\n": "quake3.masters[0].foo: unknown key",
-		"[quaek3]\nenabled = true\n": "quaek3: unknown table\nquaek3.enabled: unknown key",
+		"[quaek3]\nenabled = true\n": "quaek3: unknown table",
 		"nosuch = 1\n":               "nosuch: unknown table",
 	} {
 		if _, err := parse(text); err == nil || err.Error() != want {

@@ -101,7 +101,7 @@ x = 1
 	for _, e := range errs {
 		keys = append(keys, e.Key)
 	}
-	want := "a2s.app_id feed.mode gamespy4.max_packet listen.udp[1] listen.udp[2] nosuch nosuch.x quake3.protocol sagl.players"
+	want := "a2s.app_id feed.mode gamespy4.max_packet listen.udp[1] listen.udp[2] nosuch quake3.protocol sagl.players"
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("error keys\n got %q\nwant %q\n%v", got, want, err)
 	}
