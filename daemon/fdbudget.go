@@ -10,7 +10,7 @@ import (
 )
 
 // Descriptors an outsider can make queryd hold (relay sessions, the
-// modules' connections such as SAGL HTTP's, feed connections, admin
+// modules' connections (an HTTP service's), feed connections, admin
 // connections) are capped so that, together, they stay well below
 // RLIMIT_NOFILE: the rest is kept for what queryd needs to keep working
 // (listeners, UDP sockets, a reconnecting feeder, logo files, heartbeats).

@@ -74,7 +74,7 @@ func (d *Daemon) swapProtocols(protos []live) {
 	closeProtocols(old)
 }
 
-// closeProtocols stops what handlers run in the background (the SAGL logo
+// closeProtocols stops what handlers run in the background (a logo
 // loader) once they are no longer subscribed.
 func closeProtocols(protos []live) {
 	for _, p := range protos {

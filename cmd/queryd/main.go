@@ -1,6 +1,6 @@
-// Command queryd answers game-server queries (Valve A2S, GameSpy4 /
-// Minecraft Query, SAGL, Quake 3) for a game server that feeds it its state
-// over a Unix socket.
+// Command queryd answers game-server queries, in every protocol of its
+// modules (modules.go), for a game server that feeds it its state over a
+// Unix socket.
 //
 // Usage:
 //
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -38,7 +39,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "queryd", version)
 			return 0
 		case "help", "-h", "-help", "--help":
-			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, usage())
 			return 0
 		case "run":
 			args = args[1:]
@@ -47,13 +48,16 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return cmdRun(args, stderr)
 }
 
-const usage = `queryd answers game-server queries for a game server that feeds it its state.
+// usage is the help text; the protocols come from the registration list.
+func usage() string {
+	return `queryd answers game-server queries for a game server that feeds it its state.
 
 Usage:
   queryd [run] [-config FILE]         run the daemon (the embedded demo config without -config)
   queryd query [-proto P] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT
-                                      ask a server; P is a2s, gamespy4, sagl, quake3 or auto
+                                      ask a server; P is ` + strings.Join(protoNames(), ", ") + ` or auto
   queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
   queryd check -config FILE           validate a config, print every error with its key
   queryd version                      print the version
 `
+}

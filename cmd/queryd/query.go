@@ -33,7 +33,7 @@ type querier interface {
 // queryOpts are the options every protocol's query takes.
 type queryOpts struct {
 	timeout time.Duration
-	logo    string    // SAGL: write the logo to this file
+	logo    string    // write the server's logo to this file (protocols that have one)
 	notes   io.Writer // one protocol: its notes for people (stderr); nil for several
 }
 
@@ -57,7 +57,7 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	proto := fs.String("proto", "auto", "protocol: "+strings.Join(protoNames(), ", ")+" or auto (every protocol at once)")
 	timeout := fs.Duration("timeout", 3*time.Second, "time limit for the whole command")
-	logo := fs.String("logo", "", "sagl: save the logo to this file")
+	logo := fs.String("logo", "", "save the server's logo to this file (protocols that have one)")
 	asJSON := fs.Bool("json", false, "print JSON (the default)")
 	table := fs.Bool("table", false, "print a table for people: protocol, name, map, players, round trip")
 	if err := fs.Parse(args); err != nil {
@@ -136,7 +136,7 @@ func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
 	// wait half the query's share: one that gets no answer then fails with
 	// the client's own error, which says which step went unanswered, before
 	// the context cuts the query off. (A client whose timeout bounds its
-	// whole call, SAGL's, takes the context's deadline.) The context allows
+	// whole call takes the context's deadline instead.) The context allows
 	// a little over the share, so that a client ending at its own deadline
 	// says why (a bad answer, only challenges) before it is cut off; the
 	// probe gets the rest of -timeout.

@@ -100,7 +100,7 @@ func (r queryResult) failure() string {
 	case isOnlyChallenges(err):
 		return fmt.Sprintf(challenges, why)
 	case partial(err):
-		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (queryd's [limits] per-IP byte budget, or the Quake 3 packet rate), else packets lost [%s]", why)
+		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (queryd's [limits] per-IP byte budget, or a protocol's per-source packet rate), else packets lost [%s]", why)
 	case p.replied && p.challenge:
 		return fmt.Sprintf(challenges, why)
 	case p.replied:

@@ -51,7 +51,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "queryd: unexpected argument %q\n%s", fs.Arg(0), usage)
+		fmt.Fprintf(stderr, "queryd: unexpected argument %q\n%s", fs.Arg(0), usage())
 		return 2
 	}
 	cfg, err := loadConfig(*path)
