@@ -130,7 +130,7 @@ EOF
 	printf '"rules":{"mp_timelimit":"30","sv_gravity":"800"},"tags":["bench"],"players":{'
 	for i in $(seq 0 63); do
 		[[ $i -gt 0 ]] && printf ','
-		printf '"%d":{"name":"Player_%03d%s","score":%d,"ping":%d}' "$i" "$i" "$(printf 'abcdefg' | cut -c1-$((i % 8)))" $((i * 7 % 50)) $((20 + i % 80))
+		printf '"%d":{"name":"Player_%03d%s","score":%d,"ping":%d}' "$i" "$i" "$(s=abcdefg; printf '%s' "${s:0:i%8}")" $((i * 7 % 50)) $((20 + i % 80))
 	done
 	printf '}}}\n'
 } >"$work/state.ndjson"
