@@ -223,19 +223,6 @@ func decodeAddr(key string, raw any, f reflect.Value, errs *Errors) {
 	}
 }
 
-// DecodeAddrPort parses an optional "IP:PORT" key of a module's section
-// ("" is the zero AddrPort), adding an error naming key when it is bad.
-func DecodeAddrPort(key, s, example string, errs *Errors) netip.AddrPort {
-	if s == "" {
-		return netip.AddrPort{}
-	}
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil {
-		errs.Add(key, "want IP:PORT such as %q, or \"\" to turn it off, got %q", example, s)
-	}
-	return ap
-}
-
 var (
 	typeMismatch = regexp.MustCompile(`incompatible types: TOML value has type (.+); destination has type (.+)$`)
 	tableWanted  = regexp.MustCompile(`type mismatch for .+: expected table but found (.+)$`)
