@@ -211,7 +211,7 @@ func TestLoadReadsAtMostTheLimit(t *testing.T) {
 	if err := os.WriteFile(exact, text, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(exact); err != nil {
+	if _, err := Load(exact, demoStubs(t)...); err != nil {
 		t.Fatalf("a config of exactly %d bytes: %v", len(text), err)
 	}
 	if err := os.WriteFile(exact, append(text, '\n'), 0o600); err != nil {

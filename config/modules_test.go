@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
 )
 
-// modules are the four protocol modules, as queryd registers them.
-var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}}
+// modules are the protocol modules, as queryd registers them.
+var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}}
 
 func parse(text string) (*config.Config, error) { return config.Parse([]byte(text), modules...) }
 
@@ -90,6 +91,8 @@ max_packet = 1
 players = "all"
 [quake3]
 protocol = 0
+[bedrock]
+protocol = 0
 [nosuch]
 x = 1
 `)
@@ -101,7 +104,7 @@ x = 1
 	for _, e := range errs {
 		keys = append(keys, e.Key)
 	}
-	want := "a2s.app_id feed.mode gamespy4.max_packet listen.udp[1] listen.udp[2] nosuch quake3.protocol sagl.players"
+	want := "a2s.app_id bedrock.protocol feed.mode gamespy4.max_packet listen.udp[1] listen.udp[2] nosuch quake3.protocol sagl.players"
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("error keys\n got %q\nwant %q\n%v", got, want, err)
 	}
@@ -226,5 +229,8 @@ func checkValid(t *testing.T, c *config.Config) {
 	}
 	if q := c.Section("quake3").(*quake3.Section); q.Protocol < 1 || q.PacketBurst < 1 || len(q.Masters) > 16 {
 		t.Fatalf("[quake3] %+v", q)
+	}
+	if b := c.Section("bedrock").(*bedrock.Section); b.Protocol < 1 || b.PacketBurst < 1 || b.Edition == "" || b.IPv4Port > 65535 {
+		t.Fatalf("[bedrock] %+v", b)
 	}
 }

@@ -23,6 +23,7 @@ type ampState struct {
 	label                       string // the column's heading in SECURITY.md
 	name, mapName, folder, game string
 	version, keywords, tvName   string // tvName: sourcetv with this name when set
+	gamemode                    string // "" leaves it out
 	steamID                     bool
 	maxPlayers                  int
 	players                     []ampPlayer // ids 1, 2, … in this order
@@ -64,6 +65,7 @@ func ampStates() []ampState {
 	full := ampState{
 		label: "maximal", name: emoji(256, 0), mapName: emoji(128, 1), folder: emoji(128, 2), game: emoji(128, 3),
 		version: emoji(128, 4), keywords: emoji(128, 5), tvName: emoji(128, 6), steamID: true, maxPlayers: 65535,
+		gamemode: emoji(128, 10),
 	}
 	for i := 0; i < 200; i++ {
 		full.players = append(full.players, ampPlayer{emoji(64, i), -2147483648, 65535})
@@ -99,6 +101,9 @@ func (s ampState) doc() map[string]any {
 	if s.steamID {
 		d["steam_id"] = "90071992547409920"
 	}
+	if s.gamemode != "" {
+		d["gamemode"] = s.gamemode
+	}
 	return d
 }
 
@@ -132,6 +137,19 @@ func q3GameType(s ampState) string {
 }
 
 func digits(n int) int { return len(strconv.Itoa(n)) }
+
+// mbePongSize is the Bedrock pong: 84 bytes with the default [bedrock]
+// config and five-digit ports, the motd (name), sub-motd (map), version
+// and game mode (the state's, else "Survival") cut to 256, 128, 64 and 64
+// bytes, and the digits of the player count and of max_players.
+func mbePongSize(s ampState) int {
+	mode := s.gamemode
+	if mode == "" {
+		mode = "Survival"
+	}
+	return 84 + min(len(s.name), 256) + min(len(s.mapName), 128) + min(len(s.version), 64) + min(len(mode), 64) +
+		digits(len(s.players)) + digits(s.maxPlayers)
+}
 
 // q3InfoSize is infoResponse: 17 bytes of header, then \key\value pairs,
 // 2 + key + value bytes each, all within 16,245 bytes (so that a challenge
@@ -225,7 +243,7 @@ func ampConfigs() []struct {
 		}
 		panic("no request " + proto + " " + name)
 	}
-	generous := Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}}
+	generous := Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "bedrock": {"ipv4_port": 19132, "ipv6_port": 19133}}
 	return []struct {
 		over Tables
 		reqs []ampRequest
@@ -254,6 +272,8 @@ func ampConfigs() []struct {
 			q3("getstatus (13)", "getstatus", func(s ampState) int { return q3StatusSize(s, nil) }),
 			q3("getstatus with a 5-character challenge (20)", "getstatus 12345\n",
 				func(s ampState) int { return q3StatusSize(s, nil) + 11 + 5 }),
+			{"Bedrock", "ping, id 01 or 02 (33)", byName("bedrock", "ping"), mbePongSize},
+			{"Bedrock", "ping, id 01 or 02 (33)", byName("bedrock", "ping open connections"), mbePongSize},
 		}},
 		{Tables{"limits": generousLimits, "a2s": {"info_challenge": false, "legacy_requests": true}}, []ampRequest{
 			{openA2S, "INFO (25)", a2sReq('T', engine), a2sInfoSize},

@@ -100,6 +100,7 @@ func baseTables(d *Daemon) Tables {
 		"gamespy4": {"enabled": true},
 		"sagl":     {"enabled": true},
 		"quake3":   {"enabled": true},
+		"bedrock":  {"enabled": true},
 	}
 }
 

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
 )
 
-// demux is the daemon's demultiplexing order (cmd/queryd/protocols.go) with
+// demux is the daemon's demultiplexing order (cmd/queryd/modules.go) with
 // each protocol package's own Claims: the test predicts where every
 // datagram must be counted.
 var demux = []struct {
@@ -24,6 +25,7 @@ var demux = []struct {
 	{"gamespy4", gamespy4.Claims},
 	{"sagl", sagl.Claims},
 	{"quake3", quake3.Claims},
+	{"bedrock", bedrock.Claims},
 }
 
 // protocolOf returns the metrics row a datagram is counted in.
@@ -130,6 +132,16 @@ func mutations(rng *rand.Rand) [][]byte {
 	} {
 		add(append([]byte{0xFF, 0xFF, 0xFF, 0xFF}, s...))
 	}
+	// Bedrock: every message id with the magic at offset 9 (only 01 and 02
+	// are pings), the magic at offset 1 (open connection requests), and
+	// pings one byte short or long.
+	ping := bedrock.AppendPing(nil, 1, 2)
+	for id := 0; id < 256; id += 9 {
+		add(append([]byte{byte(id)}, ping[1:]...))
+	}
+	add(append(append([]byte{0x05}, bedrock.Magic[:]...), make([]byte, 16)...))
+	add(ping[:bedrock.PingLen-1])
+	add(append(bytes.Clone(ping), 0))
 	return out
 }
 
@@ -176,7 +188,7 @@ func TestGarbage(t *testing.T) {
 			t.Errorf("queryd_socket_errors_total{op=%q} grew by %.0f", op, n)
 		}
 	}
-	for _, row := range []string{"a2s", "gamespy4", "sagl", "quake3", "unknown"} {
+	for _, row := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "unknown"} {
 		outcomes := delta.Requests(row)
 		var total float64
 		for _, n := range outcomes {
@@ -312,5 +324,15 @@ func answerAll(t testing.TB, d *Daemon, name string) {
 		t.Errorf("Quake 3 getstatus afterwards: %v", err)
 	} else if len(st.Players) != 2 {
 		t.Errorf("Quake 3 getstatus afterwards: players %v", st.Players)
+	}
+	bc, err := bedrock.Dial(d.UDPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bc.Close()
+	if p, err := bc.Ping(); err != nil {
+		t.Errorf("Bedrock ping afterwards: %v", err)
+	} else if p.Status.MOTD != name || p.Status.Players != 2 {
+		t.Errorf("Bedrock ping afterwards: %+v", p.Status)
 	}
 }

@@ -18,10 +18,10 @@ var generousLimits = map[string]any{
 
 // TestReflectionRatio sends every request type of every protocol from many
 // sources that never complete a challenge and measures bytes out ÷ bytes in.
-// A2S and SAGL must never answer more than they receive; GameSpy4's handshake
-// and Quake 3 cannot help it (TestReflectionCaps holds them).
+// A2S and SAGL must never answer more than they receive; GameSpy4's handshake,
+// Quake 3 and the Bedrock pong cannot help it (TestReflectionCaps holds them).
 func TestReflectionRatio(t *testing.T) {
-	d := StartDaemon(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}})
+	d := StartDaemon(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "bedrock": {"packet_rate": 0}})
 	const perSource, sourcesPerReq = 4, 8
 	reqs := unprovenRequests()
 	srcs := make([][]*Source, len(reqs))
@@ -115,9 +115,9 @@ const (
 	capUnprovenBurst = 3000
 )
 
-// TestReflectionCaps floods the two request types that answer more than
-// they receive — the GameSpy4 handshake and Quake 3's getinfo/getstatus —
-// and checks that the reply bytes drawn stay within the per-IP and the
+// TestReflectionCaps floods the request types that answer more than they
+// receive — the GameSpy4 handshake, Quake 3's getinfo/getstatus and the
+// Bedrock ping — and checks that the reply bytes drawn stay within the per-IP and the
 // global unproven budgets. One source alone meets its per-IP cap; sixteen
 // together meet the global cap (16 × 2 KiB/s > 8 KiB/s).
 func TestReflectionCaps(t *testing.T) {
@@ -127,7 +127,8 @@ func TestReflectionCaps(t *testing.T) {
 			"per_ip_rate": capPerIPRate, "per_ip_burst": capPerIPBurst,
 			"unproven_rate": capUnprovenRate, "unproven_burst": capUnprovenBurst,
 		},
-		"quake3": {"packet_rate": 0}, // the byte budgets alone (the packet rate: TestQuake3PacketRate)
+		"quake3":  {"packet_rate": 0}, // the byte budgets alone (the packet rate: TestQuake3PacketRate)
+		"bedrock": {"packet_rate": 0},
 	})
 	cases := []struct {
 		name    string
@@ -139,6 +140,8 @@ func TestReflectionCaps(t *testing.T) {
 		{"quake3 getstatus, 1 source", []byte("\xFF\xFF\xFF\xFFgetstatus"), 1},
 		{"quake3 getstatus, 16 sources", []byte("\xFF\xFF\xFF\xFFgetstatus"), 16},
 		{"quake3 getinfo challenge, 16 sources", []byte("\xFF\xFF\xFF\xFFgetinfo abcdefgh"), 16},
+		{"bedrock ping, 1 source", bedrockPing02(), 1},
+		{"bedrock ping, 16 sources", bedrockPing02(), 16},
 	}
 	for ci, c := range cases {
 		var srcs []*Source
@@ -197,13 +200,8 @@ func maxReply(d *Daemon, t testing.TB, req []byte) int {
 	return int(s.recv.Load())
 }
 
-// protoOf names the protocol of a GameSpy4 or Quake 3 request.
-func protoOf(req []byte) string {
-	if req[0] == 0xFE {
-		return "gamespy4"
-	}
-	return "quake3"
-}
+// protoOf names the protocol of a GameSpy4, Quake 3 or Bedrock request.
+func protoOf(req []byte) string { return protocolOf(req) }
 
 // flood sends req round-robin from srcs at rate datagrams per second for d.
 func flood(t testing.TB, srcs []*Source, req []byte, rate float64, d time.Duration) {
@@ -238,6 +236,29 @@ func TestQuake3PacketRate(t *testing.T) {
 		}
 	}
 	t.Logf("quake3 packet rate: %d getinfo per source in %.2f s, %d replies each (burst 10 + 1/s)", srcs[0].sentN.Load(), window, srcs[0].recvN.Load())
+}
+
+// TestBedrockPacketRate floods pings from a few sources with the default
+// Bedrock per-source packet rate (a burst of 10, then 2 per second) and
+// generous byte budgets: each source gets at most burst + rate × time pongs.
+func TestBedrockPacketRate(t *testing.T) {
+	d := StartDaemon(t, Tables{"limits": generousLimits})
+	var srcs []*Source
+	for j := 0; j < 4; j++ {
+		srcs = append(srcs, NewSource(t, sourceIP(7, j), d.UDPAddr))
+	}
+	start := time.Now()
+	flood(t, srcs, bedrockPing02(), 2000, time.Second)
+	waitQuiet(srcs, 300*time.Millisecond, 3*time.Second)
+	window := time.Since(start).Seconds()
+	allowed := int64(10 + 2*window)
+	for _, s := range srcs {
+		if got := s.recvN.Load(); got > allowed || got < 10 {
+			t.Errorf("source %s: %d pongs to %d pings in %.2f s; want 10 to %d (burst 10, 2/s)", s.Addr, got, s.sentN.Load(), window, allowed)
+		}
+	}
+	t.Logf("bedrock packet rate: %d pings per source in %.2f s, %d pongs each of %d B (burst 10 + 2/s)",
+		srcs[0].sentN.Load(), window, srcs[0].recvN.Load(), srcs[0].recv.Load()/max(srcs[0].recvN.Load(), 1))
 }
 
 // TestStaleSilence lets the feed go stale and sends every request type from

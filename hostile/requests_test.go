@@ -3,13 +3,14 @@ package hostile
 import (
 	"encoding/binary"
 
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/sagl"
 )
 
 // Request is one request datagram an attacker can send without ever
 // completing a challenge.
 type Request struct {
-	Protocol string // metrics label: a2s, gamespy4, sagl, quake3
+	Protocol string // metrics label: a2s, gamespy4, sagl, quake3, bedrock
 	Name     string
 	Bytes    []byte
 }
@@ -64,5 +65,15 @@ func unprovenRequests() []Request {
 		{"quake3", "getinfo challenge", []byte("\xFF\xFF\xFF\xFFgetinfo xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")},
 		{"quake3", "getstatus", []byte("\xFF\xFF\xFF\xFFgetstatus")},
 		{"quake3", "getstatus challenge", []byte("\xFF\xFF\xFF\xFFgetstatus 12345\n")},
+		{"bedrock", "ping", bedrock.AppendPing(nil, 0x1122334455667788, 0)},
+		{"bedrock", "ping open connections", bedrockPing02()},
 	}
+}
+
+// bedrockPing02 is an unconnected ping with id 02 ("open connections"),
+// as minecraft-server-util's time and GUID.
+func bedrockPing02() []byte {
+	p := bedrock.AppendPing(nil, 1_700_000_000_000, 2)
+	p[0] = bedrock.IDPingOpenConn
+	return p
 }

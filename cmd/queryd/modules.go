@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
@@ -16,4 +17,5 @@ var modules = []protocolModule{
 	gamespy4.Module{},
 	sagl.Module{},
 	quake3.Module{},
+	bedrock.Module{},
 }

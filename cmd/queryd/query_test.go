@@ -40,8 +40,8 @@ func TestQueryAutoDemoConfig(t *testing.T) {
 	addr := d.UDP().String()
 	demo := d.Snapshot() // the demo config's [server]
 	enabled := d.Protocols()
-	if len(enabled) != 4 {
-		t.Fatalf("the demo config enables %v, want the four protocols", enabled)
+	if len(enabled) != len(modules) {
+		t.Fatalf("the demo config enables %v, want every protocol", enabled)
 	}
 
 	code, out, errOut := run(t, "", "query", "-timeout", "3s", addr)
@@ -214,7 +214,7 @@ func TestQueryAutoPartial(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if res.A2S == nil || res.SAGL == nil || res.Quake3 != nil || len(res.Summary) != 4 ||
+	if res.A2S == nil || res.SAGL == nil || res.Quake3 != nil || len(res.Summary) != len(modules) ||
 		!strings.HasPrefix(res.Errors["gamespy4"], "no answer") || !strings.HasPrefix(res.Errors["quake3"], "no answer") {
 		t.Fatalf("partial auto answer: %s", out)
 	}

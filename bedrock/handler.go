@@ -1,0 +1,93 @@
+package bedrock
+
+import (
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
+)
+
+// Per-source ping rate the responder applies before Serve: a burst of 10,
+// then 2 a second. The game's server list pings each server about once a
+// second while it is open; 2 leaves room for two players behind one NAT.
+const (
+	DefaultPacketRate  = 2.0
+	DefaultPacketBurst = 10
+)
+
+// Handler answers unconnected pings with a pong encoded once per
+// snapshot. Serve copies it into scratch and writes the ping's time into
+// the copy.
+type Handler struct {
+	cfg   Config
+	rate  float64
+	burst int
+	pong  atomic.Pointer[[]byte]
+}
+
+// NewHandler makes a Bedrock handler. ratePerSec and burst are the
+// per-source packet rate the responder applies before Serve (see
+// PacketLimit); zero values take the defaults, a negative rate turns it
+// off.
+func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
+	if ratePerSec == 0 {
+		ratePerSec = DefaultPacketRate
+	}
+	if burst <= 0 {
+		burst = DefaultPacketBurst
+	}
+	return &Handler{cfg: cfg, rate: ratePerSec, burst: burst}
+}
+
+// Name is the protocol's label in metrics and logs.
+func (h *Handler) Name() string { return "bedrock" }
+
+// Claims reports whether p has the shape of an unconnected ping.
+func (h *Handler) Claims(p []byte) bool { return Claims(p) }
+
+// PacketLimit is the per-source request rate the responder enforces before
+// Serve (RakNet's ping has no challenge against spoofed sources). A rate of
+// zero or less means none.
+func (h *Handler) PacketLimit() (ratePerSec float64, burst int) {
+	if h.rate < 0 {
+		return 0, 0
+	}
+	return h.rate, h.burst
+}
+
+// Update encodes the pong for a new snapshot.
+func (h *Handler) Update(snap *state.Snapshot) {
+	p := EncodePong(h.cfg, snap)
+	h.pong.Store(&p)
+}
+
+// Pong returns the current pong with a zero time (nil before the first
+// Update).
+func (h *Handler) Pong() []byte {
+	if p := h.pong.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Serve answers a ping with one pong, written into scratch with the ping's
+// time. The ping proves nothing about its source and the pong is larger:
+// the reply is AnsweredOpen and draws on the global unproven budget.
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+	p := h.pong.Load()
+	if p == nil {
+		return out, wire.Ignored
+	}
+	if _, err := ParsePing(req); err != nil {
+		return out, wire.Malformed
+	}
+	pong := *p
+	if len(pong) > len(scratch) {
+		return out, wire.Ignored // scratch smaller than MaxPong: cannot happen with the responder's
+	}
+	b := scratch[:len(pong)]
+	copy(b, pong)
+	copy(b[pongTime:pongTime+8], req[pingTime:pingTime+8])
+	return append(out, b), wire.AnsweredOpen
+}

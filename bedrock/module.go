@@ -1,0 +1,87 @@
+package bedrock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/wire"
+)
+
+// Module is the Minecraft Bedrock status module: its [bedrock] section, its
+// handler, and its client for `queryd query`.
+type Module struct{}
+
+// Name is the module's name: its config table and metrics label.
+func (Module) Name() string { return "bedrock" }
+
+// NewSection returns [bedrock] with its defaults.
+func (Module) NewSection() config.Section { return NewSection() }
+
+// processGUID is this process's server GUID, made on first use. Build runs
+// again on every reload; taking the GUID from here keeps it the same for
+// the life of the process, as a Bedrock server's is, while a restart makes
+// a new one.
+var processGUID = sync.OnceValue(func() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return GUIDFrom(binary.BigEndian.Uint64(b[:]))
+})
+
+// Build makes the ping handler for [bedrock].
+func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
+	s := sec.(*Section)
+	rate := s.PacketRate
+	if rate == 0 {
+		rate = -1 // [bedrock] packet_rate = 0 turns the limit off
+	}
+	return NewHandler(s.handlerConfig(env.Listen, processGUID()), rate, s.PacketBurst), nil
+}
+
+// Services: Bedrock runs none.
+func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
+	return nil, nil
+}
+
+// probeTime is the time of the probe's ping.
+const probeTime = 0x7175657279640001 // "queryd" 00 01
+
+// Probe is the ping itself: Bedrock has no challenge round trip.
+func (Module) Probe() module.Probe {
+	return module.Probe{
+		Request: AppendPing(nil, probeTime, 0),
+		Reply: func(p []byte) bool {
+			return len(p) >= PongHeaderLen && p[0] == IDPong && binary.BigEndian.Uint64(p[pongTime:]) == probeTime
+		},
+		Challenge: func([]byte) bool { return false },
+	}
+}
+
+// Query pings addr once; the ping may take opts.Steps (else the context's
+// deadline).
+func (Module) Query(ctx context.Context, addr string, opts module.QueryOptions) (module.Answer, error) {
+	c, err := Dial(addr)
+	if err != nil {
+		return module.Answer{}, err
+	}
+	defer c.Close()
+	c.Timeout = module.StepTimeout(ctx, opts)
+	p, err := c.Ping()
+	if err != nil {
+		return module.Answer{}, module.Step(0, "unconnected ping", err)
+	}
+	s := p.Status
+	return module.Answer{
+		Summary: module.Summary{Name: s.MOTD, Map: s.SubMOTD, Players: module.IntPtr(s.Players), MaxPlayers: module.IntPtr(s.MaxPlayers)},
+		Full:    p,
+	}, nil
+}
+
+var _ module.Protocol = (*Handler)(nil)
+
+// The responder finds the packet rate by a type assertion on the handler it
+// is given: a changed signature would turn the rate off silently.
+var _ wire.PacketLimited = (*Handler)(nil)
