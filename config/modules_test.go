@@ -14,10 +14,11 @@ import (
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sqp"
 )
 
 // modules are the protocol modules, as queryd registers them.
-var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}}
+var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}, sqp.Module{}}
 
 func parse(text string) (*config.Config, error) { return config.Parse([]byte(text), modules...) }
 

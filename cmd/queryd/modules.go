@@ -6,6 +6,7 @@ import (
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sqp"
 )
 
 // modules are queryd's protocol modules, in demux order (the first that
@@ -18,4 +19,5 @@ var modules = []protocolModule{
 	sagl.Module{},
 	quake3.Module{},
 	bedrock.Module{},
+	sqp.Module{},
 }
