@@ -101,6 +101,7 @@ func baseTables(d *Daemon) Tables {
 		"sagl":     {"enabled": true},
 		"quake3":   {"enabled": true},
 		"bedrock":  {"enabled": true},
+		"sqp":      {"enabled": true},
 	}
 }
 

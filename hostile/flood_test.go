@@ -90,9 +90,12 @@ func TestFlood(t *testing.T) {
 	t.Logf("flood: %d datagrams (%d B) from %d sources in %v (%.0f/s); daemon counted %.0f (+ at most %.0f legit datagrams), kernel overflow drops %.0f; replies %.0f B (%.0f B/s)",
 		sent, sentBytes, min(sources, requests), floodTime.Round(time.Millisecond), float64(sent)/floodTime.Seconds(),
 		counted-legitDatagrams, legitDatagrams, overflow, out, out/floodTime.Seconds())
-	for _, proto := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock"} {
-		t.Logf("  %-8s outcomes %v, in %.0f B, out %.0f B", proto, delta.Requests(proto),
-			delta.Sum("queryd_received_bytes_total", "protocol", proto), delta.Sum("queryd_sent_bytes_total", "protocol", proto))
+	for _, proto := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "sqp"} {
+		in, out := delta.Sum("queryd_received_bytes_total", "protocol", proto), delta.Sum("queryd_sent_bytes_total", "protocol", proto)
+		t.Logf("  %-8s outcomes %v, in %.0f B, out %.0f B (ratio %.2f)", proto, delta.Requests(proto), in, out, out/in)
+		if neverAmplifies(proto) && out > in {
+			t.Errorf("%s: %.0f bytes out for %.0f in under the spoofed flood", proto, out, in)
+		}
 	}
 	t.Logf("legit client: %d of %d queries answered (%.2f %%; %d at the first try), slowest %v", legit.ok.Load(), legit.tries.Load(),
 		100*legit.rate(), legit.firstTry.Load(), time.Duration(legit.slowest.Load()))

@@ -12,6 +12,7 @@ import (
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sqp"
 )
 
 // demux is the daemon's demultiplexing order (cmd/queryd/modules.go) with
@@ -26,6 +27,7 @@ var demux = []struct {
 	{"sagl", sagl.Claims},
 	{"quake3", quake3.Claims},
 	{"bedrock", bedrock.Claims},
+	{"sqp", sqp.Claims},
 }
 
 // protocolOf returns the metrics row a datagram is counted in.
@@ -142,6 +144,18 @@ func mutations(rng *rand.Rand) [][]byte {
 	add(append(append([]byte{0x05}, bedrock.Magic[:]...), make([]byte, 16)...))
 	add(ping[:bedrock.PingLen-1])
 	add(append(bytes.Clone(ping), 0))
+	// SQP: every third chunks byte, other versions, 4 to 9 zero bytes.
+	for c := 0; c < 256; c += 3 {
+		add(sqp.AppendQuery(nil, bogusToken, byte(c)))
+	}
+	for _, v := range []uint16{0, 2, 0x100, 0xFFFF} {
+		p := sqp.AppendQuery(nil, bogusToken, 1)
+		p[5], p[6] = byte(v>>8), byte(v)
+		add(p)
+	}
+	for n := 4; n <= 9; n++ {
+		add(make([]byte, n))
+	}
 	return out
 }
 
@@ -188,7 +202,7 @@ func TestGarbage(t *testing.T) {
 			t.Errorf("queryd_socket_errors_total{op=%q} grew by %.0f", op, n)
 		}
 	}
-	for _, row := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "unknown"} {
+	for _, row := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "sqp", "unknown"} {
 		outcomes := delta.Requests(row)
 		var total float64
 		for _, n := range outcomes {
@@ -334,5 +348,15 @@ func answerAll(t testing.TB, d *Daemon, name string) {
 		t.Errorf("Bedrock ping afterwards: %v", err)
 	} else if p.Status.MOTD != name || p.Status.Players != 2 {
 		t.Errorf("Bedrock ping afterwards: %+v", p.Status)
+	}
+	pc, err := sqp.Dial(d.UDPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if r, err := pc.Query(sqp.AllChunks); err != nil {
+		t.Errorf("SQP query afterwards: %v", err)
+	} else if r.Info.ServerName != name || len(r.Players.Rows) != 2 {
+		t.Errorf("SQP query afterwards: %+v, %d players", r.Info, len(r.Players.Rows))
 	}
 }

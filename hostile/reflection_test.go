@@ -18,8 +18,9 @@ var generousLimits = map[string]any{
 
 // TestReflectionRatio sends every request type of every protocol from many
 // sources that never complete a challenge and measures bytes out ÷ bytes in.
-// A2S and SAGL must never answer more than they receive; GameSpy4's handshake,
-// Quake 3 and the Bedrock pong cannot help it (TestReflectionCaps holds them).
+// A2S, SAGL and SQP must never answer more than they receive; GameSpy4's
+// handshake, Quake 3 and the Bedrock pong cannot help it (TestReflectionCaps
+// holds them).
 func TestReflectionRatio(t *testing.T) {
 	d := StartDaemon(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "bedrock": {"packet_rate": 0}})
 	const perSource, sourcesPerReq = 4, 8
@@ -68,7 +69,7 @@ func TestReflectionRatio(t *testing.T) {
 		p.in, p.out, p.inN, p.outN = p.in+tl.in, p.out+tl.out, p.inN+tl.inN, p.outN+tl.outN
 		ratio := float64(tl.out) / float64(tl.in)
 		fmt.Fprintf(&table, "%-10s %-28s %6d %8d %8d %7.3f\n", r.Protocol, r.Name, len(r.Bytes), tl.in, tl.out, ratio)
-		if (r.Protocol == "a2s" || r.Protocol == "sagl") && ratio > 1.0 {
+		if neverAmplifies(r.Protocol) && ratio > 1.0 {
 			t.Errorf("%s %s: %d bytes out for %d in (ratio %.3f > 1.0): an amplifier", r.Protocol, r.Name, tl.out, tl.in, ratio)
 		}
 	}
@@ -85,7 +86,7 @@ func TestReflectionRatio(t *testing.T) {
 		mOut := delta.Sum("queryd_sent_bytes_total", "protocol", n)
 		fmt.Fprintf(&table, "%-10s in %d out %d ratio %.3f (metrics in %.0f out %.0f); outcomes %v\n",
 			n, p.in, p.out, ratio, mIn, mOut, delta.Requests(n))
-		if (n == "a2s" || n == "sagl") && ratio > 1.0 {
+		if neverAmplifies(n) && ratio > 1.0 {
 			t.Errorf("%s: ratio %.3f > 1.0", n, ratio)
 		}
 		if mIn != float64(p.in) || mOut != float64(p.out) {
@@ -94,7 +95,7 @@ func TestReflectionRatio(t *testing.T) {
 		if got := delta.Sum("queryd_requests_total", "protocol", n); got != float64(p.inN) {
 			t.Errorf("%s: queryd_requests_total grew by %.0f; %d datagrams were sent", n, got, p.inN)
 		}
-		if got := delta.Requests(n)["answered"]; (n == "gamespy4" || n == "sagl") && got != 0 {
+		if got := delta.Requests(n)["answered"]; (n == "gamespy4" || n == "sagl" || n == "sqp") && got != 0 {
 			t.Errorf("%s: %v requests answered to sources that never completed a challenge", n, got)
 		}
 	}
@@ -104,6 +105,10 @@ func TestReflectionRatio(t *testing.T) {
 	}
 	t.Logf("reflection, %d sources per request type, %d datagrams each:\n%s", sourcesPerReq, perSource, table.String())
 }
+
+// neverAmplifies reports whether a protocol answers an unproven source no
+// more than it sent (asserted): A2S, SAGL and SQP.
+func neverAmplifies(proto string) bool { return proto == "a2s" || proto == "sagl" || proto == "sqp" }
 
 // Small budgets for TestReflectionCaps, so that a modest flood hits them.
 // The unproven budget is split among the daemon's receive loops (each at
@@ -302,8 +307,8 @@ func TestStaleSilence(t *testing.T) {
 }
 
 // TestReflectionRatioIPv6 sends every unproven request type over IPv6
-// (from ::1 to a daemon also listening on [::1]) and checks that A2S and
-// SAGL answer no more bytes than they receive there too.
+// (from ::1 to a daemon also listening on [::1]) and checks that A2S, SAGL
+// and SQP answer no more bytes than they receive there too.
 func TestReflectionRatioIPv6(t *testing.T) {
 	probe, err := net.ListenPacket("udp6", "[::1]:0")
 	if err != nil {
@@ -338,7 +343,7 @@ func TestReflectionRatioIPv6(t *testing.T) {
 		}
 		ratio := float64(out) / float64(len(r.Bytes))
 		fmt.Fprintf(&table, "%-10s %-28s %4d B in, %4d B out, ratio %.2f\n", r.Protocol, r.Name, len(r.Bytes), out, ratio)
-		if (r.Protocol == "a2s" || r.Protocol == "sagl") && ratio > 1.0 {
+		if neverAmplifies(r.Protocol) && ratio > 1.0 {
 			t.Errorf("IPv6 %s %s: %d bytes out for %d in", r.Protocol, r.Name, out, len(r.Bytes))
 		}
 	}

@@ -10,7 +10,7 @@ import (
 // Request is one request datagram an attacker can send without ever
 // completing a challenge.
 type Request struct {
-	Protocol string // metrics label: a2s, gamespy4, sagl, quake3, bedrock
+	Protocol string // metrics label: a2s, gamespy4, sagl, quake3, bedrock, sqp
 	Name     string
 	Bytes    []byte
 }
@@ -67,6 +67,10 @@ func unprovenRequests() []Request {
 		{"quake3", "getstatus challenge", []byte("\xFF\xFF\xFF\xFFgetstatus 12345\n")},
 		{"bedrock", "ping", bedrock.AppendPing(nil, 0x1122334455667788, 0)},
 		{"bedrock", "ping open connections", bedrockPing02()},
+		{"sqp", "challenge", []byte{0, 0, 0, 0, 0}},
+		{"sqp", "query bogus token", append(append([]byte{1}, be32(bogusToken)...), 0, 1, 0x1F)},
+		{"sqp", "query token 0", []byte{1, 0, 0, 0, 0, 0, 1, 0x07}},
+		{"sqp", "query unknown chunks", append(append([]byte{1}, be32(bogusToken)...), 0, 1, 0xFF)},
 	}
 }
 
