@@ -27,76 +27,93 @@ type encoded struct {
 // chunk length, the player count and the field header.
 var playersHead = 4 + 2 + len(playerFields)
 
+// chunkData is one snapshot's encoded chunks, from which every plan takes
+// its pieces.
+type chunkData struct {
+	info           []byte // the whole ServerInfo chunk
+	rules, players records
+	heads          []byte // the plans' rules and players chunk headers
+}
+
 // encode encodes the chunks of snap once and plans the reply to every
 // combination of them. Rules and players are encoded only as far as one
 // reply can carry, so the cost is bounded whatever the state holds.
 func encode(cfg Config, snap *state.Snapshot) *encoded {
-	info := encodeInfo(cfg, snap)
-	rules := encodeRules(snap.Rules)
-	players := encodePlayers(snap.Players)
+	d := &chunkData{
+		info:    encodeInfo(cfg, snap),
+		rules:   encodeRules(snap.Rules),
+		players: encodePlayers(snap.Players),
+		// Room for every plan's headers: half the plans have rules, half players.
+		heads: make([]byte, 0, (AllChunks+1)/2*(4+playersHead)),
+	}
 	enc := &encoded{}
-	// One buffer for every plan's rules and players chunk headers.
-	heads := make([]byte, 0, (AllChunks+1)/2*(4+playersHead))
 	for c := range enc.plans {
-		heads = enc.plans[c].make(byte(c), info, &rules, &players, heads)
+		enc.plans[c].make(byte(c), d)
 	}
 	return enc
 }
 
-// make plans the reply to chunks, appending its chunk headers to heads
-// (which has room for them) and returning it. When the rules and the
-// players requested do not fit one reply together, the rules keep at most
-// half of the room the other chunks leave (all of it that the players do
-// not need), and the players take the rest: both lists are cut short in
-// their order, never a record in half.
-func (p *plan) make(chunks byte, info []byte, rules, players *records, heads []byte) []byte {
+// room returns the bytes the rules and players records of a reply to
+// chunks may take: MaxPayload less every other byte of the chunks.
+func (d *chunkData) room(chunks byte) int {
 	room := MaxPayload
-	for _, c := range []struct {
+	for _, c := range [...]struct {
 		bit  byte
 		size int
-	}{{ChunkServerInfo, len(info)}, {ChunkServerRules, 4}, {ChunkPlayerInfo, playersHead}, {ChunkTeamInfo, len(teamChunk)}, {ChunkMetrics, len(metricsChunk)}} {
+	}{{ChunkServerInfo, len(d.info)}, {ChunkServerRules, 4}, {ChunkPlayerInfo, playersHead}, {ChunkTeamInfo, len(teamChunk)}, {ChunkMetrics, len(metricsChunk)}} {
 		if chunks&c.bit != 0 {
 			room -= c.size
 		}
 	}
-	wantRules, wantPlayers := 0, 0
+	return room
+}
+
+// split returns how many rules and players a reply to chunks lists, and
+// their bytes. When the two lists asked for do not fit together, the
+// rules keep at most half of the room (all of it that the players do not
+// need) and the players take the rest: both are cut short in their order,
+// never a record in half.
+func (d *chunkData) split(chunks byte) (rules, ruleBytes, players, playerBytes int) {
 	if chunks&ChunkServerRules != 0 {
-		wantRules = rules.lastEnd()
+		rules, ruleBytes = len(d.rules.ends), d.rules.lastEnd()
 	}
 	if chunks&ChunkPlayerInfo != 0 {
-		wantPlayers = players.lastEnd()
+		players, playerBytes = len(d.players.ends), d.players.lastEnd()
 	}
-	ruleBytes, playerBytes := wantRules, wantPlayers
+	room := d.room(chunks)
+	if ruleBytes+playerBytes <= room {
+		return rules, ruleBytes, players, playerBytes
+	}
 	if chunks&ChunkServerRules != 0 {
-		p.rules = len(rules.ends)
+		rules, ruleBytes = d.rules.fit(max(room/2, room-playerBytes))
 	}
 	if chunks&ChunkPlayerInfo != 0 {
-		p.players = len(players.ends)
+		players, playerBytes = d.players.fit(room - ruleBytes)
 	}
-	if wantRules+wantPlayers > room {
-		if chunks&ChunkServerRules != 0 {
-			p.rules, ruleBytes = rules.fit(max(room/2, room-wantPlayers))
-		}
-		if chunks&ChunkPlayerInfo != 0 {
-			p.players, playerBytes = players.fit(room - ruleBytes)
-		}
-	}
+	return rules, ruleBytes, players, playerBytes
+}
+
+// make plans the reply to chunks from d: the chunks in bit order, each
+// list behind a header of its own in d.heads.
+func (p *plan) make(chunks byte, d *chunkData) {
+	var ruleBytes, playerBytes int
+	p.rules, ruleBytes, p.players, playerBytes = d.split(chunks)
 	if chunks&ChunkServerInfo != 0 {
-		p.add(info)
+		p.add(d.info)
 	}
 	if chunks&ChunkServerRules != 0 {
-		start := len(heads)
-		heads = binary.BigEndian.AppendUint32(heads, uint32(ruleBytes))
-		p.add(heads[start:])
-		p.add(rules.b[:ruleBytes])
+		start := len(d.heads)
+		d.heads = binary.BigEndian.AppendUint32(d.heads, uint32(ruleBytes))
+		p.add(d.heads[start:])
+		p.add(d.rules.b[:ruleBytes])
 	}
 	if chunks&ChunkPlayerInfo != 0 {
-		start := len(heads)
-		heads = binary.BigEndian.AppendUint32(heads, uint32(playersHead-4+playerBytes))
-		heads = binary.BigEndian.AppendUint16(heads, uint16(p.players))
-		heads = append(heads, playerFields...)
-		p.add(heads[start:])
-		p.add(players.b[:playerBytes])
+		start := len(d.heads)
+		d.heads = binary.BigEndian.AppendUint32(d.heads, uint32(playersHead-4+playerBytes))
+		d.heads = binary.BigEndian.AppendUint16(d.heads, uint16(p.players))
+		d.heads = append(d.heads, playerFields...)
+		p.add(d.heads[start:])
+		p.add(d.players.b[:playerBytes])
 	}
 	if chunks&ChunkTeamInfo != 0 {
 		p.add(teamChunk)
@@ -105,7 +122,6 @@ func (p *plan) make(chunks byte, info []byte, rules, players *records, heads []b
 		p.add(metricsChunk)
 	}
 	p.packets = max(1, (p.size+MaxBody-1)/MaxBody)
-	return heads
 }
 
 // add appends a piece of chunk bytes to the plan.
