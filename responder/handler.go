@@ -26,8 +26,9 @@ type Handler interface {
 	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome)
 }
 
-// ScratchSize is the size of the scratch buffer a Handler may write replies into.
-const ScratchSize = 16 << 10
+// ScratchSize is the size of the scratch buffer a Handler may write replies
+// into (wire.ScratchSize).
+const ScratchSize = wire.ScratchSize
 
 // Router picks the handler for a datagram. The first handler that claims it wins.
 type Router struct {

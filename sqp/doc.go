@@ -98,16 +98,16 @@
 //
 // # Size
 //
-// One reply is at most 11 packets (16,071 bytes of chunks): every packet
+// One reply is at most 22 packets (32,142 bytes of chunks): every packet
 // carries the client's token, so the whole reply is written into the
-// responder's 16 KiB scratch buffer per query. ServerInfo, TeamInfo and
+// responder's 32 KiB scratch buffer (wire.ScratchSize) per query. ServerInfo, TeamInfo and
 // Metrics always fit. When the rules and players asked for do not fit,
 // they are cut short in their order, never a record in half: asked alone,
 // a list takes all the room; asked together, the rules keep at most half of
 // the room the other chunks leave (or all that the players do not need) and
 // the players take the rest. The player count of PlayerInfo is the number
 // listed; ServerInfo's current players is always every player. With
-// 16-byte names a reply lists 697 players when they are asked alone.
+// 16-byte names a reply lists 1,396 players when they are asked alone.
 //
 // # Config
 //

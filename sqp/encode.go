@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/wire"
 )
 
 // Sizes of a query reply.
@@ -22,12 +23,12 @@ const (
 	// MaxBody is the most chunk bytes one datagram carries.
 	MaxBody = MaxPacket - HeaderLen
 	// MaxReply is the most bytes one reply takes in all its datagrams: the
-	// responder's scratch buffer (16 KiB), into which every datagram is
-	// written because each carries the client's token.
-	MaxReply = 16 << 10
-	// MaxPackets is the most datagrams of one reply (11).
+	// responder's scratch buffer (wire.ScratchSize, 32 KiB), into which
+	// every datagram is written because each carries the client's token.
+	MaxReply = wire.ScratchSize
+	// MaxPackets is the most datagrams of one reply (22).
 	MaxPackets = MaxReply / MaxPacket
-	// MaxPayload is the most chunk bytes of one reply (16,071).
+	// MaxPayload is the most chunk bytes of one reply (32,142).
 	MaxPayload = MaxPackets * MaxBody
 	// MaxString is the most bytes of a string (its length is one byte).
 	MaxString = 255

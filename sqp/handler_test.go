@@ -191,14 +191,14 @@ func TestListsShareRoom(t *testing.T) {
 	if rules != 10 || players < playersAlone-40 || players >= playersAlone {
 		t.Fatalf("%d rules and %d players (alone %d)", rules, players, playersAlone)
 	}
-	// doc.go: with 16-byte names, 697 players asked alone.
-	snap := manyPlayers(1000, 0)
+	// doc.go: with 16-byte names, 1,396 players asked alone.
+	snap := manyPlayers(4096, 0)
 	for i := range snap.Players {
 		snap.Players[i].Name = fmt.Sprintf("Player %09d", i)
 	}
 	h.Update(snap)
-	if _, players := h.Listed(ChunkPlayerInfo); players != 697 {
-		t.Fatalf("%d players with 16-byte names, doc.go says 697", players)
+	if _, players := h.Listed(ChunkPlayerInfo); players != 1396 {
+		t.Fatalf("%d players with 16-byte names, doc.go says 1,396", players)
 	}
 }
 

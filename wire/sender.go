@@ -18,3 +18,9 @@ type Sender interface {
 type PacketLimited interface {
 	PacketLimit() (ratePerSec float64, burst int)
 }
+
+// ScratchSize is the size of the scratch buffer the responder hands a
+// handler's Serve for the reply datagrams it writes (32 KiB: an SQP reply
+// of 255 players and a few hundred rules, whose every datagram carries the
+// client's token, is written there whole).
+const ScratchSize = 32 << 10
