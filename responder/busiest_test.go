@@ -160,3 +160,33 @@ func TestBusiestSourcesNoAlloc(t *testing.T) {
 		t.Fatalf("%.1f allocations per datagram, want 0", allocs)
 	}
 }
+
+// BenchmarkSourceTableCount measures what the busiest sources add per
+// datagram: counting one in the loop's table (a source already there, and
+// a new source taking a slot), plus one lock and unlock per batch of 64.
+func BenchmarkSourceTableCount(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		sources int
+	}{{"one_source", 1}, {"1024_sources", 1024}} {
+		b.Run(c.name, func(b *testing.B) {
+			var t sourceTable
+			keys := make([]ipKey, c.sources)
+			for i := range keys {
+				keys[i] = keyOf(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}))
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if i%batchOf == 0 {
+					t.end()
+					t.begin()
+				}
+				t.count(keys[i%len(keys)], int(wire.Answered))
+			}
+			t.end()
+		})
+	}
+}
+
+// batchOf is the receive batch BenchmarkSourceTableCount assumes.
+const batchOf = 64

@@ -48,11 +48,12 @@ type counters struct {
 	getinfo                      float64
 }
 
-// readCounters gathers g and picks the sampled metrics out.
+// readCounters gathers g and picks the sampled metrics out; with an error
+// (a collector that failed) it still returns what was gathered.
 func readCounters(g prometheus.Gatherer) (*counters, error) {
 	mfs, err := g.Gather()
 	if err != nil {
-		return nil, fmt.Errorf("gather metrics: %w", err)
+		err = fmt.Errorf("gather metrics: %w", err)
 	}
 	c := &counters{traffic: map[string]map[string]float64{}, relay: map[string]float64{}}
 	for _, mf := range mfs {
@@ -65,7 +66,7 @@ func readCounters(g prometheus.Gatherer) (*counters, error) {
 			c.add(mf.GetName(), l, m.GetCounter().GetValue()+m.GetGauge().GetValue())
 		}
 	}
-	return c, nil
+	return c, err
 }
 
 // labels are the labels of a sampled series.

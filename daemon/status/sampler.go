@@ -30,6 +30,7 @@ type Sampler struct {
 	beats    beatTimes
 	busiest  minute
 	drained  []responder.SourceCount // reused for every drain
+	warned   time.Time               // the last warning about the metrics
 }
 
 // protoSeries are one protocol's per-second rates and totals.
@@ -86,12 +87,12 @@ func (s *Sampler) Serve(ctx context.Context) error {
 
 // Sample takes one sample at now: the counters' rates since the last one,
 // the unproven budget's use, the heartbeats' times and the second's
-// busiest sources.
+// busiest sources. Serve calls it; calls must not overlap.
 func (s *Sampler) Sample(now time.Time) {
 	c, err := readCounters(s.src.Gatherer)
-	if err != nil {
-		s.log.Warn("status page: reading the metrics", "err", err)
-		return
+	if err != nil && now.Sub(s.warned) >= time.Minute {
+		s.warned = now
+		s.log.Warn("status page: reading the metrics (the page shows what could be read)", "err", err)
 	}
 	var drained []responder.SourceCount
 	if s.src.DrainSources != nil {

@@ -2,6 +2,9 @@ package status_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -406,4 +409,32 @@ func TestStatusJSONSchema(t *testing.T) {
 	if t.Failed() {
 		t.Logf("fields: %s", strings.Join(have, " "))
 	}
+}
+
+// A collector that fails does not blank the page: the sampler shows what
+// the registry could gather.
+func TestStatusPartialGather(t *testing.T) {
+	f := newFakeDaemon(t)
+	f.reg.MustRegister(failingCollector{prometheus.NewDesc("queryd_failing", "fails", nil, nil)})
+	if _, err := f.reg.Gather(); err == nil {
+		t.Fatal("the registry gathers without an error")
+	}
+	s := status.New(f.source(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t0 := time.Unix(1_000_000, 0)
+	s.Sample(t0)
+	f.requests.WithLabelValues("a2s", "answered").Add(7)
+	s.Sample(t0.Add(time.Second))
+	r := s.Report(t0.Add(time.Second))
+	if len(r.Traffic.Protocols) != 3 || !slices.Equal(r.Traffic.Protocols[1].PerS["answered"], []float64{0, 7}) {
+		t.Fatalf("traffic %+v", r.Traffic.Protocols)
+	}
+}
+
+// failingCollector fails every collection.
+type failingCollector struct{ desc *prometheus.Desc }
+
+func (c failingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c failingCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.NewInvalidMetric(c.desc, errors.New("a collector failed"))
 }
