@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/responder"
@@ -43,7 +44,7 @@ type fakeDaemon struct {
 	drains   [][]responder.SourceCount // handed out one per Sample
 }
 
-func newFakeDaemon(t *testing.T) *fakeDaemon {
+func newFakeDaemon(t testing.TB) *fakeDaemon {
 	t.Helper()
 	f := &fakeDaemon{reg: prometheus.NewRegistry()}
 	f.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queryd_requests_total"}, []string{"protocol", "outcome"})
@@ -73,7 +74,7 @@ func newFakeDaemon(t *testing.T) *fakeDaemon {
 }
 
 // stateDoc decodes a state document as the feed does (numbers as json.Number).
-func stateDoc(t *testing.T, s string) map[string]any {
+func stateDoc(t testing.TB, s string) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -437,4 +438,23 @@ func (c failingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c failingCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.NewInvalidMetric(c.desc, errors.New("a collector failed"))
+}
+
+// BenchmarkSampleAndReport measures the page's cost once a second: one
+// sample (gathering a registry with the Go and process collectors, as the
+// daemon's) and one /status.json.
+func BenchmarkSampleAndReport(b *testing.B) {
+	f := newFakeDaemon(b)
+	f.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s := status.New(f.source(), nil)
+	mux := http.NewServeMux()
+	s.Register(mux)
+	now := time.Unix(1_000_000, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Second)
+		s.Sample(now)
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:9273/status.json", nil))
+	}
 }
