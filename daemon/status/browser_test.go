@@ -192,12 +192,25 @@ func (p *browserPage) waitVersion(t *testing.T, v uint64) {
 	p.waitJS(t, 5*time.Second, fmt.Sprintf(`document.body.dataset.version === "%d"`, v))
 }
 
+// benchDir holds the bench generator built for the tests; TestMain
+// removes it.
+var benchDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
 // benchBinary builds cmd/queryd-bench once per test binary.
 var benchBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "queryd-bench")
 	if err != nil {
 		return "", err
 	}
+	benchDir = dir
 	exe := filepath.Join(dir, "queryd-bench")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out, err := exec.Command(goTool, "build", "-o", exe, "github.com/queryd/queryd/cmd/queryd-bench").CombinedOutput()
