@@ -17,7 +17,7 @@ import (
 	"github.com/queryd/queryd/feed"
 )
 
-// adminServer serves /metrics and /healthz.
+// adminServer serves /metrics, /healthz and the status page.
 type adminServer struct {
 	srv *http.Server
 	ln  net.Listener
@@ -46,6 +46,9 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	ln := &netlimit.Listener{Listener: raw, Max: adminMaxConns, Logger: d.log.With("part", "admin")}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
+	if d.status != nil {
+		d.status.Register(mux) // GET /, /status.json (daemon/status)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		stale := d.feed.Stale(now)

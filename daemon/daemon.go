@@ -12,6 +12,7 @@ import (
 
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/relay"
@@ -42,6 +43,7 @@ type Daemon struct {
 	feed   *feed.Server
 	relay  *relay.Relay // nil when relay mode is off
 	admin  *adminServer
+	status *status.Sampler // the status page's; nil when the admin listener is off
 	sup    *supervisor
 	// pending are the parts New made and Run starts.
 	pending []part
@@ -98,6 +100,9 @@ func New(opts Options) (d *Daemon, err error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.status = d.newStatus(); d.status != nil {
+		parts = append(parts, d.status) // started before the admin listener, stopped after it
 	}
 	if p, err := d.newAdmin(); err != nil {
 		return nil, err

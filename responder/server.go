@@ -69,6 +69,7 @@ type Server struct {
 	socks    socketSet
 	sessions atomic.Int64 // receive loops made so far
 	panics   panicLog     // recovered panics' log, at most one a second
+	tops     sourceTables // the receive loops' busiest-sources tables (busiest.go)
 }
 
 // listener is one configured address with its socket(s) and receive loops.
@@ -180,6 +181,9 @@ type session struct {
 	batch batchState // what the current batch's datagrams share
 	row   int        // the metrics row of the datagram being served (a panic is counted there)
 	out   [][]byte
+
+	key ipKey        // the source of the datagram being served
+	top *sourceTable // the busiest sources (busiest.go); nil: not counted
 }
 
 // pending holds one batch's counts in plain integers, so that a batch costs
@@ -192,7 +196,7 @@ type pending struct {
 
 func (s *Server) newSession() *session {
 	id := int(s.sessions.Add(1) - 1)
-	return &session{id: id, stats: s.metrics.newWorker(), out: make([][]byte, 0, 64)}
+	return &session{id: id, stats: s.metrics.newWorker(), top: s.tops.add(), out: make([][]byte, 0, 64)}
 }
 
 // count records one datagram of row with outcome o, in and out bytes.
@@ -201,6 +205,7 @@ func (ss *session) count(row, o, in, out int) {
 	ss.pend.in[row] += uint64(in)
 	ss.pend.out[row] += uint64(out)
 	ss.pend.rows |= 1 << row
+	ss.top.count(ss.key, o)
 }
 
 // flush adds the batch's counts to the session's metrics.
@@ -219,6 +224,7 @@ func (ss *session) flush() {
 		p.in[r], p.out[r] = 0, 0
 	}
 	p.rows = 0
+	ss.top.end()
 }
 
 // batchState is what stays the same for every datagram of one receive batch.
@@ -231,6 +237,7 @@ type batchState struct {
 
 // beginBatch readies ss for a batch of datagrams received now.
 func (s *Server) beginBatch(ss *session) {
+	ss.top.begin()
 	b := &ss.batch
 	*b = batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load()}
 	if s.cfg.Clock != nil {
@@ -262,6 +269,7 @@ func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, o
 func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
 	b := &ss.batch
 	ss.row = 0
+	ss.key = keyOf(src.Addr())
 	idx, h := b.rt.router.Route(req)
 	row := 0
 	if idx >= 0 {
@@ -281,7 +289,7 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		ss.count(row, outUnknown, len(req), 0)
 		return nil
 	}
-	key := keyOf(src.Addr())
+	key := ss.key
 	if !b.rt.pkt[idx].allow(key, b.now) {
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil

@@ -1,0 +1,23 @@
+// Package status is queryd's live status page for operators, served on the
+// admin listener ([admin] listen, loopback by default): GET / is one
+// self-contained page (HTML, CSS and a little JavaScript embedded in the
+// binary; no CDN, no build step), which reads GET /status.json once a
+// second and renders it. docs/status.md documents the JSON.
+//
+// The page only reads: it has no actions and changes nothing. Everything it
+// shows that comes from outside (player and server names, source addresses)
+// is set as text (textContent), never as HTML, and the page is served with
+// a Content-Security-Policy that allows no script but its own file, no
+// connection but to the admin address, and with X-Content-Type-Options:
+// nosniff. Requests whose Host is a name other than localhost are refused,
+// so that a web page cannot read the JSON through DNS rebinding while an
+// operator has an SSH tunnel open.
+//
+// The Sampler reads the counters the daemon already keeps (its Prometheus
+// registry: the responder's queryd_requests_total and bytes, the relay's
+// and the Quake 3 heartbeats' metrics) once a second into fixed-size rings
+// (Samples seconds), plus the busiest sources that the responder's receive
+// loops count (responder.Server.DrainSources), kept for the last minute in
+// a fixed-size ring of per-second top lists. It runs as one of the
+// daemon's parts (Serve(ctx)).
+package status

@@ -1,0 +1,256 @@
+// queryd status page: reads /status.json once a second and renders it.
+// Everything from the JSON is set with textContent or as SVG numbers, never
+// as HTML: names such as <script> show as the text they are.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const SHOWN = ["answered", "challenged", "rate_limited", "malformed", "ignored"];
+const LABELS = {
+  answered: "answered", challenged: "challenged", rate_limited: "rate-limited",
+  malformed: "malformed", ignored: "ignored", unknown: "unclaimed", stale: "stale",
+  forwarded: "forwarded", panic: "panic", opened: "opened", evicted: "evicted",
+  upstream: "to game server", downstream: "to clients",
+};
+
+const $ = (id) => document.getElementById(id);
+
+// el makes an element with a class and a text (both optional).
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function setText(id, text) {
+  $(id).textContent = text === undefined || text === null ? "" : String(text);
+}
+
+function fmtNum(x) {
+  if (x === undefined || x === null || !isFinite(x)) return "–";
+  const a = Math.abs(x);
+  if (a >= 1e9) return (x / 1e9).toFixed(1) + "G";
+  if (a >= 1e6) return (x / 1e6).toFixed(1) + "M";
+  if (a >= 1e4) return (x / 1e3).toFixed(1) + "k";
+  if (a >= 100 || Number.isInteger(x)) return String(Math.round(x));
+  return x.toFixed(1);
+}
+
+function fmtBytes(x) {
+  const units = ["B", "KiB", "MiB", "GiB"];
+  let i = 0;
+  while (x >= 1024 && i < units.length - 1) { x /= 1024; i++; }
+  return (i === 0 ? String(Math.round(x)) : x.toFixed(1)) + " " + units[i];
+}
+
+function fmtDuration(s) {
+  s = Math.max(0, Math.round(s));
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + ":" + String(s % 60).padStart(2, "0");
+  return Math.floor(m / 60) + " h " + String(m % 60).padStart(2, "0") + " min";
+}
+
+function fmtTime(iso) {
+  return new Date(iso).toLocaleTimeString();
+}
+
+function ago(iso, now) {
+  if (!iso) return "never";
+  return fmtDuration((new Date(now) - new Date(iso)) / 1000) + " ago (" + fmtTime(iso) + ")";
+}
+
+function last(xs) {
+  return xs && xs.length ? xs[xs.length - 1] : 0;
+}
+
+// spark draws a series as an SVG sparkline with its latest value beside it.
+function spark(values, series, fmt) {
+  const w = 120, h = 26;
+  const cell = el("div", "spark-cell");
+  cell.dataset.series = series;
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+  svg.setAttribute("width", w);
+  svg.setAttribute("height", h);
+  svg.setAttribute("class", "spark s-" + series);
+  const vs = values || [];
+  const max = Math.max(1, ...vs);
+  svg.dataset.last = String(last(vs));
+  svg.dataset.max = String(max);
+  if (vs.length > 1) {
+    const step = w / (vs.length - 1);
+    const pts = vs.map((v, i) => (i * step).toFixed(1) + "," + (h - 1 - (v / max) * (h - 2)).toFixed(1));
+    const area = document.createElementNS(SVG, "polygon");
+    area.setAttribute("points", "0," + h + " " + pts.join(" ") + " " + w + "," + h);
+    area.setAttribute("class", "area");
+    const line = document.createElementNS(SVG, "polyline");
+    line.setAttribute("points", pts.join(" "));
+    line.setAttribute("class", "line");
+    svg.append(area, line);
+  }
+  cell.append(svg, el("span", "spark-value", (fmt || fmtNum)(last(vs))));
+  return cell;
+}
+
+function renderServer(r) {
+  const s = r.server;
+  setText("server-name", s.name);
+  document.title = "queryd: " + s.name;
+  setText("server-map", s.map);
+  setText("server-game", s.game || "–");
+  setText("server-players", s.players + " / " + s.max_players + (s.bots ? " (" + s.bots + " bots)" : ""));
+  setText("server-version", s.version || "–");
+  setText("server-protocols", s.protocols.length ? s.protocols.join(", ") : "none");
+  setText("server-listen", s.listen.join(", "));
+  const b = s.build;
+  setText("server-build", [b.version, b.go, b.revision ? b.revision.slice(0, 12) + (b.modified ? "+dirty" : "") : ""].filter(Boolean).join(" · "));
+  const body = $("players").tBodies[0];
+  const rows = s.player_list.map((p) => {
+    const tr = el("tr");
+    tr.dataset.id = String(p.id);
+    tr.append(el("td", "name" + (p.bot ? " bot" : ""), p.name), el("td", "num", p.score),
+      el("td", "num", p.ping), el("td", "num", fmtDuration(p.time)));
+    return tr;
+  });
+  body.replaceChildren(...rows);
+  $("players").hidden = rows.length === 0;
+  $("players-empty").hidden = rows.length !== 0;
+}
+
+function renderFeed(r) {
+  const f = r.feed;
+  const banner = $("stale-banner");
+  if (f.stale) {
+    banner.textContent = "Feed stale: silent on every protocol since " + fmtTime(f.silent_since) +
+      " (no feed message for " + fmtDuration(f.last_message_age_s) + "; stale_after " + fmtDuration(f.stale_after_s) + ")";
+    banner.hidden = false;
+  } else {
+    banner.hidden = true;
+    banner.textContent = "";
+  }
+  setText("feed-state", f.stale ? "stale: answering nothing" : (f.last_message ? "live" : "no message yet (serving the config's state)"));
+  $("feed-state").className = f.stale ? "bad" : "good";
+  setText("feed-conns", f.connections);
+  setText("feed-last", f.last_message ? fmtDuration(f.last_message_age_s) + " ago (" + fmtTime(f.last_message) + ")" : "never");
+  setText("feed-version", f.state_version);
+  setText("feed-stale-after", f.stale_after_s ? fmtDuration(f.stale_after_s) : "never stale");
+  $("unproven").replaceChildren(spark(r.traffic.unproven_use.map((u) => u * 100), "unproven", (x) => Math.round(x) + " %"));
+}
+
+function renderTraffic(r) {
+  const t = r.traffic;
+  setText("traffic-span", fmtDuration(Math.max(0, t.times.length - 1) * t.interval_s));
+  const head = [el("th", "", "Protocol"), ...SHOWN.map((o) => el("th", "", LABELS[o])),
+    el("th", "num", "in"), el("th", "num", "out"), el("th", "", "other")];
+  $("traffic-head").replaceChildren(...head);
+  const rows = t.protocols.map((p) => {
+    const tr = el("tr");
+    tr.dataset.proto = p.name;
+    tr.append(el("td", "proto", p.name === "unknown" ? "unclaimed" : p.name));
+    for (const o of SHOWN) {
+      const td = el("td");
+      td.append(spark(p.per_s[o], o));
+      tr.append(td);
+    }
+    tr.append(el("td", "num", fmtBytes(last(p.per_s.bytes_in)) + "/s"), el("td", "num", fmtBytes(last(p.per_s.bytes_out)) + "/s"));
+    const other = t.outcomes.filter((o) => !SHOWN.includes(o) && p.totals[o] > 0)
+      .map((o) => LABELS[o] + " " + fmtNum(last(p.per_s[o])) + "/s (" + fmtNum(p.totals[o]) + ")");
+    tr.append(el("td", "small", other.join(", ")));
+    return tr;
+  });
+  $("traffic-table").tBodies[0].replaceChildren(...rows);
+}
+
+function renderRelay(r) {
+  $("relay").hidden = !r.relay;
+  if (!r.relay) return;
+  const rows = [["sessions", r.relay.sessions, null]].concat(
+    ["opened", "evicted", "upstream", "downstream"].map((k) => [k, r.relay.per_s[k], r.relay.totals[k]]));
+  $("relay-table").tBodies[0].replaceChildren(...rows.map(([k, vs, total]) => {
+    const tr = el("tr");
+    tr.dataset.series = k;
+    const td = el("td");
+    td.append(spark(vs, k));
+    tr.append(el("th", "", k === "sessions" ? "open sessions" : (LABELS[k] || k) + (k === "upstream" || k === "downstream" ? " (packets/s)" : "/s")),
+      td, el("td", "num small", total === null ? "" : fmtNum(total) + " total"));
+    return tr;
+  }));
+}
+
+function renderHeartbeats(r) {
+  const h = r.heartbeats;
+  $("heartbeats").hidden = !h;
+  if (!h) return;
+  setText("hb-last", ago(h.last_heartbeat, r.now));
+  setText("hb-getinfo", ago(h.last_getinfo, r.now));
+  setText("hb-sent", fmtNum(h.heartbeats) + " heartbeats, " + fmtNum(h.flatlines) + " flatlines");
+  setText("hb-errors", fmtNum(h.errors));
+}
+
+function renderBusiest(r) {
+  const b = r.busiest;
+  setText("busiest-window", b.window_s);
+  const rows = b.sources.map((s) => {
+    const tr = el("tr");
+    tr.dataset.source = s.source;
+    const mix = el("td", "mix");
+    mix.append(mixBar(s), el("span", "small", Object.entries(s.outcomes).map(([o, n]) => (LABELS[o] || o) + " " + fmtNum(n)).join(", ")));
+    tr.append(el("td", "source", s.source), el("td", "num", fmtNum(s.requests)), mix);
+    return tr;
+  });
+  $("busiest-table").tBodies[0].replaceChildren(...rows);
+  $("busiest-table").hidden = rows.length === 0;
+  $("busiest-empty").hidden = rows.length !== 0;
+}
+
+// mixBar draws a source's outcome mix as one stacked SVG bar.
+function mixBar(s) {
+  const w = 100, h = 10;
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+  svg.setAttribute("width", w);
+  svg.setAttribute("height", h);
+  svg.setAttribute("class", "mixbar");
+  const total = Object.values(s.outcomes).reduce((a, n) => a + n, 0) || 1;
+  let x = 0;
+  for (const [o, n] of Object.entries(s.outcomes)) {
+    const rect = document.createElementNS(SVG, "rect");
+    const rw = (n / total) * w;
+    rect.setAttribute("x", x.toFixed(2));
+    rect.setAttribute("width", rw.toFixed(2));
+    rect.setAttribute("height", h);
+    rect.setAttribute("class", "s-" + o);
+    svg.append(rect);
+    x += rw;
+  }
+  return svg;
+}
+
+function render(r) {
+  renderServer(r);
+  renderFeed(r);
+  renderTraffic(r);
+  renderRelay(r);
+  renderHeartbeats(r);
+  renderBusiest(r);
+  setText("updated", "updated " + fmtTime(r.now));
+  document.body.dataset.version = String(r.feed.state_version);
+}
+
+async function refresh() {
+  try {
+    const res = await fetch("/status.json", { cache: "no-store", credentials: "omit" });
+    if (!res.ok) throw new Error("HTTP " + res.status);
+    render(await res.json());
+    $("error-banner").hidden = true;
+  } catch (e) {
+    const b = $("error-banner");
+    b.textContent = "Cannot read /status.json (" + e.message + "): showing the last state; retrying.";
+    b.hidden = false;
+  } finally {
+    setTimeout(refresh, 1000);
+  }
+}
+
+refresh();

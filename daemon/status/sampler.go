@@ -1,0 +1,188 @@
+package status
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queryd/queryd/responder"
+)
+
+// Interval is how often the sampler reads the counters, and the page the JSON.
+const Interval = time.Second
+
+// Sampler reads the daemon's counters once a second into fixed-size rings
+// and serves the status page from them (Handler). It is a daemon part:
+// Serve runs it.
+type Sampler struct {
+	src Source
+	log *slog.Logger
+
+	mu       sync.Mutex
+	times    ring // the samples' times, unix seconds
+	prev     *counters
+	prevAt   time.Time
+	traffic  map[string]*protoSeries
+	order    []string // traffic's protocols in first-seen order
+	unproven ring
+	relay    relaySeries
+	beats    beatTimes
+	busiest  minute
+	drained  []responder.SourceCount // reused for every drain
+	warned   time.Time               // the last warning about the metrics
+}
+
+// protoSeries are one protocol's per-second rates and totals.
+type protoSeries struct {
+	rates  map[string]*ring // Outcomes and byteSeries
+	totals map[string]float64
+}
+
+// relaySeries are the relay's per-second rates, its sessions and totals.
+type relaySeries struct {
+	on       bool
+	sessions ring
+	rates    map[string]*ring // RelaySeries
+	totals   map[string]float64
+}
+
+// beatTimes are when the heartbeat counters last grew, to within a sample.
+type beatTimes struct {
+	on                    bool
+	heartbeat, getinfo    time.Time
+	sent, flat, err, asks float64
+}
+
+// New makes a sampler over src.
+func New(src Source, log *slog.Logger) *Sampler {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Sampler{src: src, log: log, traffic: map[string]*protoSeries{}}
+	s.relay.rates = newRings(RelaySeries)
+	return s
+}
+
+// Name is the part's name in logs.
+func (s *Sampler) Name() string { return "status" }
+
+// Serve samples at once and then every Interval until ctx is done.
+func (s *Sampler) Serve(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil // never started
+	}
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	s.Sample(time.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			s.Sample(now)
+		}
+	}
+}
+
+// Sample takes one sample at now: the counters' rates since the last one,
+// the unproven budget's use, the heartbeats' times and the second's
+// busiest sources. Serve calls it; calls must not overlap.
+func (s *Sampler) Sample(now time.Time) {
+	c, err := readCounters(s.src.Gatherer)
+	if err != nil && now.Sub(s.warned) >= time.Minute {
+		s.warned = now
+		s.log.Warn("status page: reading the metrics (the page shows what could be read)", "err", err)
+	}
+	var drained []responder.SourceCount
+	if s.src.DrainSources != nil {
+		s.drained = s.src.DrainSources(s.drained[:0])
+		drained = s.drained
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dt := now.Sub(s.prevAt).Seconds()
+	if s.prev == nil || dt <= 0 {
+		dt = 0 // the first sample: totals only
+	}
+	s.times.push(float64(now.Unix()))
+	s.sampleTraffic(c, dt)
+	if s.src.UnprovenUse != nil {
+		s.unproven.push(s.src.UnprovenUse(now))
+	}
+	s.sampleRelay(c, dt)
+	s.sampleBeats(c, now)
+	s.busiest.add(drained)
+	s.prev, s.prevAt = c, now
+}
+
+// rate is the per-second growth of a counter from prev to cur over dt
+// seconds (0 without an earlier sample).
+func rate(cur, prev, dt float64) float64 {
+	if dt <= 0 || cur < prev {
+		return 0
+	}
+	return (cur - prev) / dt
+}
+
+func (s *Sampler) sampleTraffic(c *counters, dt float64) {
+	for _, p := range c.order {
+		ps, ok := s.traffic[p]
+		if !ok {
+			ps = &protoSeries{rates: newRings(append(append([]string{}, Outcomes...), byteSeries...))}
+			for _, r := range ps.rates {
+				r.fill(s.times.n - 1)
+			}
+			s.traffic[p] = ps
+			s.order = append(s.order, p)
+		}
+		var prev map[string]float64
+		if s.prev != nil {
+			prev = s.prev.traffic[p]
+		}
+		for name, r := range ps.rates {
+			r.push(rate(c.traffic[p][name], prev[name], dt))
+		}
+		ps.totals = c.traffic[p]
+	}
+}
+
+func (s *Sampler) sampleRelay(c *counters, dt float64) {
+	if !c.relayOn {
+		return
+	}
+	s.relay.on = true
+	s.relay.sessions.push(c.sessions)
+	for name, r := range s.relay.rates {
+		prev := 0.0
+		if s.prev != nil {
+			prev = s.prev.relay[name]
+		}
+		r.push(rate(c.relay[name], prev, dt))
+	}
+	s.relay.totals = c.relay
+}
+
+func (s *Sampler) sampleBeats(c *counters, now time.Time) {
+	if !c.heartbeatsOn {
+		return
+	}
+	b := &s.beats
+	b.on = true
+	if c.heartbeats > b.sent {
+		b.heartbeat = now
+	}
+	if c.getinfo > b.asks {
+		b.getinfo = now
+	}
+	b.sent, b.flat, b.err, b.asks = c.heartbeats, c.flatlines, c.hbErr, c.getinfo
+}
+
+// newRings makes one ring per name.
+func newRings(names []string) map[string]*ring {
+	m := make(map[string]*ring, len(names))
+	for _, n := range names {
+		m[n] = &ring{}
+	}
+	return m
+}
