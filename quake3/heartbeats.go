@@ -80,6 +80,9 @@ func newHeartbeats(masters []Master, env module.Env, current func() module.Proto
 			return nil, fmt.Errorf("heartbeat metrics: %w", err)
 		}
 	}
+	for _, r := range []string{"answered", "silent"} {
+		h.probes.WithLabelValues(r) // at 0 from the start, for rate() and alerts
+	}
 	return h, nil
 }
 
