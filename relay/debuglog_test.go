@@ -13,22 +13,22 @@ import (
 
 func TestCommandOf(t *testing.T) {
 	for in, want := range map[string]string{
-		"\xFF\xFF\xFF\xFFgetstatus":                 "getstatus",
-		"\xFF\xFF\xFF\xFFgetstatus\n":               "getstatus",
-		"\xFF\xFF\xFF\xFFgetChallenge 12345":        "getChallenge",
-		"\xFF\xFF\xFF\xFFinfoResponse\n\\a\\b":      "infoResponse",
-		"\xFF\xFF\xFF\xFFstatusResponse\n":          "statusResponse",
-		"\xFF\xFF\xFF\xFFget\x00status":             "get",
+		"\xFF\xFF\xFF\xFFgetstatus":                  "getstatus",
+		"\xFF\xFF\xFF\xFFgetstatus\n":                "getstatus",
+		"\xFF\xFF\xFF\xFFgetChallenge 12345":         "getChallenge",
+		"\xFF\xFF\xFF\xFFinfoResponse\n\\a\\b":       "infoResponse",
+		"\xFF\xFF\xFF\xFFstatusResponse\n":           "statusResponse",
+		"\xFF\xFF\xFF\xFFget\x00status":              "get",
 		"\xFF\xFF\xFF\xFF" + strings.Repeat("a", 40): strings.Repeat("a", 32),
-		"\xFF\xFF\xFF\xFF":                          "connectionless",
-		"\xFF\xFF\xFF\xFF\n":                        "connectionless",
-		"\xFF\xFF\xFF\xFF\xC3\xA9t\xC3\xA9":         "connectionless",
-		"\xFF\xFF\xFF\xFF\\status\\":                "connectionless",
-		"\xFF\xFF\xFF":                              "game",
-		"\xFF\xFF\xFF\xFEgetinfo":                   "game",
-		"":                                          "game",
-		"\\status\\":                                "game",
-		"\x01\x00\x00\x00\x00\x00\x00\x00\x00":      "game",
+		"\xFF\xFF\xFF\xFF":                           "connectionless",
+		"\xFF\xFF\xFF\xFF\n":                         "connectionless",
+		"\xFF\xFF\xFF\xFF\xC3\xA9t\xC3\xA9":          "connectionless",
+		"\xFF\xFF\xFF\xFF\\status\\":                 "connectionless",
+		"\xFF\xFF\xFF":                               "game",
+		"\xFF\xFF\xFF\xFEgetinfo":                    "game",
+		"":                                           "game",
+		"\\status\\":                                 "game",
+		"\x01\x00\x00\x00\x00\x00\x00\x00\x00":       "game",
 	} {
 		if got := commandOf([]byte(in)); got != want {
 			t.Errorf("commandOf(%q) = %q, want %q", in, got, want)
