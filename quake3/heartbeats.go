@@ -118,9 +118,10 @@ func (h *heartbeats) loop(ctx context.Context) {
 	defer poll.Stop()
 	live := false // the masters' last word from queryd was a heartbeat
 	beat, first := true, true
+	recheck := true // check before the beat (not when a check just said up)
 	for {
 		if beat && ctx.Err() == nil {
-			up := h.alive(ctx, true)
+			up := h.alive(ctx, recheck)
 			switch {
 			case ctx.Err() != nil: // stopped while probing: the select ends it
 			case up:
@@ -134,7 +135,7 @@ func (h *heartbeats) loop(ctx context.Context) {
 			default:
 				h.log.Debug(h.downReason() + ": no heartbeat")
 			}
-			first = false
+			first, recheck = false, true
 			tick.Reset(h.interval)
 		}
 		beat = false
@@ -152,7 +153,7 @@ func (h *heartbeats) loop(ctx context.Context) {
 				live = false
 			case up && !live:
 				h.log.Info("the server is up again: heartbeats resume")
-				beat = true
+				beat, recheck = true, false
 			}
 		case <-ctx.Done():
 			if live {

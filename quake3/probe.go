@@ -70,6 +70,7 @@ func (h *heartbeats) probeUpstream(ctx context.Context, last bool) bool {
 		}
 		if err == nil {
 			h.probes.WithLabelValues("answered").Inc()
+			h.log.Debug("game server answered the probe", "upstream", h.env.RelayUpstream, "attempt", i+1, "rtt", time.Since(start))
 			return true
 		}
 		h.log.Debug("game server probe unanswered", "upstream", h.env.RelayUpstream, "attempt", i+1, "err", err)
