@@ -45,8 +45,10 @@ func (d *debugLog) line(msg string, args ...any) {
 	d.log.Debug(msg, args...)
 }
 
-// datagram logs one relayed datagram p of client's session: dir is
-// "upstream" (to the game server) or "downstream" (to the client).
+// datagram logs one datagram p of client's session as it is relayed
+// (before its write, which may still drop it: the drop is counted in
+// queryd_relay_dropped_total): dir is "upstream" (to the game server) or
+// "downstream" (to the client).
 func (d *debugLog) datagram(client netip.AddrPort, dir string, p []byte) {
 	d.line("relay: datagram", "client", client, "dir", dir, "what", commandOf(p), "bytes", len(p))
 }

@@ -97,8 +97,10 @@
 // dir is upstream (to the game server) or downstream (to the client); what
 // is the Quake 3 connectionless command, the first word after FF FF FF FF
 // as sent (getChallenge, getinfo, infoResponse, getstatus, connect, …),
-// "connectionless" when no word follows, or "game" for anything else. A
-// session opened, ended or evicted is one line each with the sessions
+// "connectionless" when no word follows, or "game" for anything else. The
+// line is written as the datagram is handed on, so the log keeps their
+// order; one the socket then drops is counted in queryd_relay_dropped_total.
+// A session opened, ended or evicted is one line each with the sessions
 // active ("relay: session +", "relay: session -", "relay: session
 // evicted"). The lines are rate-limited by a token bucket: at most 50 a
 // second after a burst of 50 (DebugLinesPerSecond); the lines over it are

@@ -159,6 +159,9 @@ func (r *Relay) send(s *relaySession, req []byte) {
 	if s.conn == nil {
 		err = errNoSocket
 	} else {
+		if r.dbg.on { // before the write, so that the log keeps the datagrams' order
+			r.dbg.datagram(s.client, "upstream", req)
+		}
 		err = s.io.write(req)
 	}
 	switch {
@@ -166,9 +169,6 @@ func (r *Relay) send(s *relaySession, req []byte) {
 		s.touch(r.now())
 		r.m.up.Inc()
 		r.m.upBytes.Add(float64(len(req)))
-		if r.dbg.on {
-			r.dbg.datagram(s.client, "upstream", req)
-		}
 	case err == errNoSocket:
 		r.m.drop(dropDial)
 	case wouldBlock(err):

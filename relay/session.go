@@ -146,10 +146,10 @@ func (r *Relay) downstream(s *relaySession) {
 			continue // e.g. ICMP port unreachable while the game server restarts
 		}
 		s.touch(r.now())
-		err = s.back.SendFrom(buf[:n], s.local, s.client)
-		if err == nil && r.dbg.on {
+		if r.dbg.on { // before the send, so that the log keeps the datagrams' order
 			r.dbg.datagram(s.client, "downstream", buf[:n])
 		}
+		err = s.back.SendFrom(buf[:n], s.local, s.client)
 		putRelayBuf(buf)
 		if err != nil {
 			r.m.drop(dropSend)
