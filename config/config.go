@@ -307,7 +307,7 @@ func (c *Config) Warnings() []string {
 }
 
 // RestartKeys lists the keys whose change from old takes effect only on a
-// restart: [listen], [feed], [admin], [relay] and the modules' own.
+// restart: [listen], [feed], [admin], [relay], [log] and the modules' own.
 func (c *Config) RestartKeys(old *Config) []string {
 	var keys []string
 	if fmt.Sprint(old.Listen) != fmt.Sprint(c.Listen) {
@@ -321,6 +321,9 @@ func (c *Config) RestartKeys(old *Config) []string {
 	}
 	if old.Relay != c.Relay {
 		keys = append(keys, "relay")
+	}
+	if old.Log != c.Log {
+		keys = append(keys, "log")
 	}
 	for _, s := range c.Modules {
 		r, ok := s.Section.(Restarter)

@@ -139,6 +139,8 @@ func TestRestartKeys(t *testing.T) {
 	c, err := parse(`
 [listen]
 udp = ["127.0.0.1:27015"]
+[log]
+level = "debug"
 [sagl]
 http = "127.0.0.1:8080"
 [quake3]
@@ -150,7 +152,7 @@ heartbeat = "DarkPlaces"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(c.RestartKeys(old), " "); got != "listen sagl.http quake3.masters" {
+	if got := strings.Join(c.RestartKeys(old), " "); got != "listen log sagl.http quake3.masters" {
 		t.Errorf("restart keys %q", got)
 	}
 	if got := old.RestartKeys(old); len(got) != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon"
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/module"
 )
 
 // mods is the daemon's tests' registration list: the echo module only.
@@ -238,5 +239,53 @@ func TestServiceFailureStopsDaemon(t *testing.T) {
 	}
 	if _, err := os.Lstat(d.Socket); !os.IsNotExist(err) {
 		t.Fatal("the feed socket is left behind after a part failed")
+	}
+}
+
+// TestServicesOfDisabledModule: the daemon asks every module for its
+// services, a disabled one too (Quake 3 heartbeats with [quake3] off in
+// relay mode), and gives them the relay's upstream in Env; the module's
+// handler stays off.
+func TestServicesOfDisabledModule(t *testing.T) {
+	up, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	m := echoModule{fail: make(chan error, 1), envs: make(chan module.Env, 1)}
+	dir := daemontest.Dir(t)
+	d := daemontest.StartFile(t, mods(m), daemontest.WriteConfig(t, dir,
+		"[echo]\nenabled = false\nservice = true\n[relay]\nupstream = \""+up.LocalAddr().String()+"\"\n"))
+	env := envOf(t, m)
+	if want := up.LocalAddr().(*net.UDPAddr).AddrPort(); !env.Relay || env.RelayUpstream != want {
+		t.Errorf("Env.Relay %v, RelayUpstream %s; want true, %s", env.Relay, env.RelayUpstream, want)
+	}
+	if p := d.Protocols(); len(p) != 0 {
+		t.Errorf("protocols %v with [echo] off", p)
+	}
+	m.fail <- errors.New("ran while off")
+	if err := runFails(t, d); err == nil || !strings.Contains(err.Error(), "ran while off") {
+		t.Fatalf("Run: %v; want the disabled module's service to have run and failed", err)
+	}
+}
+
+// Without relay mode Env.RelayUpstream is the zero address.
+func TestEnvWithoutRelay(t *testing.T) {
+	m := echoModule{envs: make(chan module.Env, 1)}
+	daemontest.Start(t, mods(m), "")
+	if env := envOf(t, m); env.Relay || env.RelayUpstream.IsValid() {
+		t.Errorf("Env.Relay %v, RelayUpstream %s without [relay]", env.Relay, env.RelayUpstream)
+	}
+}
+
+// envOf returns the Env m's Services was given at start.
+func envOf(t *testing.T, m echoModule) module.Env {
+	t.Helper()
+	select {
+	case env := <-m.envs:
+		return env
+	case <-time.After(5 * time.Second):
+		t.Fatal("the daemon did not ask the module for its services")
+		return module.Env{}
 	}
 }

@@ -16,9 +16,11 @@ import (
 // echoModule is a protocol module made for the daemon's tests (the daemon
 // names no real protocol): "ECHO" datagrams are answered with [echo]
 // prefix and the state's name; with [echo] service = true it runs a
-// service that fails when fail delivers an error.
+// service that fails when fail delivers an error. envs, when set, gets the
+// Env its Services call was given.
 type echoModule struct {
 	fail chan error
+	envs chan module.Env
 }
 
 type echoSection struct {
@@ -48,6 +50,9 @@ func (echoModule) Build(sec config.Section, env module.Env) (module.Protocol, er
 }
 
 func (m echoModule) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
+	if m.envs != nil {
+		m.envs <- env
+	}
 	if !sec.(*echoSection).Service {
 		return nil, nil
 	}

@@ -31,6 +31,9 @@ func (d *Daemon) env(c *config.Config, name string) module.Env {
 	if d.udp != nil {
 		e.SendTo = d.udp.SendTo
 	}
+	if d.relay != nil {
+		e.RelayUpstream = d.relay.Upstream()
+	}
 	return e
 }
 
@@ -99,12 +102,14 @@ func (d *Daemon) current(name string) func() module.Protocol {
 	}
 }
 
-// newServices makes the enabled modules' services (once, at start).
+// newServices makes the modules' services (once, at start). Every module
+// is asked, enabled or not: a module may run a service while its handler is
+// off (Quake 3's heartbeats in relay mode), and decides so itself.
 func (d *Daemon) newServices() ([]part, error) {
 	var out []part
 	for _, m := range d.opts.Modules {
 		sec := d.cfg.Section(m.Name())
-		if sec == nil || !sec.On() {
+		if sec == nil {
 			continue
 		}
 		svcs, err := m.Services(sec, d.env(d.cfg, m.Name()), d.current(m.Name()))

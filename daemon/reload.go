@@ -7,7 +7,7 @@ import (
 // Reload reads the config file again. A config that fails to load (or
 // whose [server] does not fit the fed state) is logged and the running one
 // kept. [server], [limits] and the protocol sections take effect; [listen],
-// [feed], [admin], [relay] and the modules' restart keys need a restart
+// [feed], [admin], [relay], [log] and the modules' restart keys need a restart
 // (the log says which).
 func (d *Daemon) Reload() {
 	d.mu.Lock()

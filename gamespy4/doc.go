@@ -83,8 +83,10 @@
 //
 // UTF-8, as vanilla sends it (gamedig shows it as windows-1252,
 // minecraft-server-util as latin-1). NUL bytes are removed from every value
-// (the state already refuses them); players whose name is empty are left out
-// of the list (an empty name would end it).
+// (the state already refuses them); players whose name is empty, or only
+// white space (spaces, tabs, U+00A0, U+3000 …), are left out of the list
+// (an empty name would end it, and so would a blank one for the clients
+// that trim names); numplayers still counts them.
 //
 // # Config
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/queryd/queryd/state"
@@ -127,14 +128,15 @@ func EncodeFull(cfg Config, snap *state.Snapshot) ([]byte, int) {
 }
 
 // encodePlayers returns the NUL-terminated names of the players that fit in
-// room bytes, and how many there are. Names empty after cleaning are left
-// out: an empty name would end the list.
+// room bytes, and how many there are. Names empty or blank after cleaning
+// are left out: an empty name would end the list, and so would a blank one
+// for a client that trims names.
 func encodePlayers(players []state.Player, room int) ([]byte, int) {
 	var b []byte
 	n := 0
 	for _, p := range players {
 		name := clean(p.Name, state.MaxPlayerName*4)
-		if name == "" {
+		if blank(name) {
 			continue
 		}
 		if len(b)+len(name)+1 > room {
@@ -144,6 +146,13 @@ func encodePlayers(players []state.Player, room int) ([]byte, int) {
 		n++
 	}
 	return b, n
+}
+
+// blank reports whether s is empty or only white space and control
+// characters, what a client's trim (Java's String.trim, Python's strip)
+// turns into the empty string.
+func blank(s string) bool {
+	return strings.TrimFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7F || unicode.IsSpace(r) }) == ""
 }
 
 // appendRules appends the rules that fit in room bytes, in order, stopping

@@ -3,6 +3,8 @@ package gamespy4
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -198,5 +200,38 @@ func TestWorstCaseFits(t *testing.T) {
 	}
 	if basic := EncodeBasic(cfg, snap); HeaderLen+len(basic) > MinPacket {
 		t.Fatalf("worst-case basic stat of %d bytes", HeaderLen+len(basic))
+	}
+}
+
+// Names of blanks only are left out of the full stat's list like empty
+// names: a client that trims names would read one as the empty name that
+// ends the list. numplayers still counts them.
+func TestEncodeSkipsBlankNames(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  []string // the names listed
+	}{
+		{[]string{"a", "   ", "b"}, []string{"a", "b"}},
+		{[]string{"\t", "a"}, []string{"a"}},
+		{[]string{" \t \r\n", "\u00a0", "\u3000"}, nil},
+		{[]string{" a ", "\tb"}, []string{" a ", "\tb"}}, // text between the blanks: sent as it is
+		{[]string{"\x00 \x00", "c"}, []string{"c"}},      // blank once the NULs are gone
+	} {
+		snap := wikiSnapshot()
+		snap.Players = nil
+		for i, n := range tc.names {
+			snap.Players = append(snap.Players, state.Player{ID: uint32(i), Name: n})
+		}
+		full, listed := EncodeFull(wikiConfig, snap)
+		f, err := ParseFull(append([]byte{0, 1, 2, 3, 4}, full...), [4]byte{1, 2, 3, 4})
+		if err != nil {
+			t.Fatalf("%q: parse own full stat: %v", tc.names, err)
+		}
+		if !slices.Equal(f.Players, tc.want) || listed != len(tc.want) {
+			t.Errorf("%q: players %q (listed %d), want %q", tc.names, f.Players, listed, tc.want)
+		}
+		if f.Get("numplayers") != strconv.Itoa(len(tc.names)) {
+			t.Errorf("%q: numplayers %q, want the whole count %d", tc.names, f.Get("numplayers"), len(tc.names))
+		}
 	}
 }

@@ -32,6 +32,11 @@ type Env struct {
 	// Relay says relay mode is on ([relay] upstream is set): queryd owns the
 	// game port and forwards what no protocol claims.
 	Relay bool
+	// RelayUpstream is the game server relay mode forwards to, resolved at
+	// start (the zero AddrPort when relay mode is off): a service that must
+	// know whether the game server is up (Quake 3's heartbeats while queryd
+	// does not answer Quake 3 itself) asks it from a socket of its own.
+	RelayUpstream netip.AddrPort
 	// Stale reports whether the feed has gone quiet for [feed] stale_after.
 	Stale func(now time.Time) bool
 	// Subscribe calls fn with the current state snapshot and with every new

@@ -107,7 +107,14 @@
 // server becomes empty, non-empty, full or not full. Masters are resolved
 // on every heartbeat. FF FF FF FF "heartbeat <flatline>\n" (ET's
 // ETFlatline-1) goes to the masters that have one on shutdown and when the
-// feed goes stale; heartbeats resume when it comes back. Heartbeat names:
+// server goes down; heartbeats resume when it comes back. Down means the
+// feed is stale; or, in relay mode with quake3.enabled = false (the masters'
+// getinfo then go to the game server, which may never feed queryd), that the
+// game server does not answer getinfo, as etrelay checks: before every
+// heartbeat and every 30 s (ProbeEvery) queryd sends the game server
+// "getinfo <random challenge>" from a socket of its own, up to 3 times
+// (ProbeAttempts) waiting 3 s each (ProbeTimeout); no infoResponse echoing
+// the challenge means down. While it is down no heartbeat goes out. Heartbeat names:
 // DarkPlaces (dpmaster), QuakeArena-1 (Quake 3), EnemyTerritory-1 (ET). A
 // heartbeat leaves from the first listen.udp socket of the master's
 // address family. Changes to [[quake3.masters]] and [relay] take effect on
@@ -159,6 +166,7 @@
 //	queryd_quake3_heartbeats_total{kind="heartbeat"|"flatline"}
 //	queryd_quake3_heartbeat_errors_total     the master's name did not resolve or the socket refused
 //	queryd_quake3_master_getinfo_total       challenged getinfo from a master's address answered
+//	queryd_quake3_upstream_probes_total{result="answered"|"silent"}   the game server's probes (relay mode, quake3 off)
 //
 // docs/metrics.md says what each means and what to watch.
 //

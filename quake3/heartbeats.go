@@ -19,8 +19,11 @@ import (
 // heartbeats announces the server to the [[quake3.masters]] from the public
 // UDP socket (so each master's getinfo comes back to queryd): at start, every
 // HeartbeatInterval, and at once when the server becomes empty, non-empty,
-// full or not full. It sends each master's flatline (if any) when the feed
-// goes stale and on shutdown, and heartbeats again when the feed comes back.
+// full or not full. It sends each master's flatline (if any) when the server
+// goes down and on shutdown, and heartbeats again when it comes back. Down
+// means the feed is stale; or, in relay mode with the Quake 3 handler off
+// (the masters' getinfo go to the game server), that the game server does
+// not answer getinfo (probe.go).
 type heartbeats struct {
 	masters  []Master
 	env      module.Env
@@ -32,6 +35,11 @@ type heartbeats struct {
 	watch    *masterWatch
 	sent     *prometheus.CounterVec // by kind: heartbeat, flatline
 	failed   prometheus.Counter
+	probes   *prometheus.CounterVec // game server probes, by result: answered, silent
+
+	probe      probeTiming
+	probedAt   time.Time // the last probe's end (the loop's goroutine only)
+	upstreamUp bool      // what the last probe said
 
 	fill atomic.Int32 // quake3.Fill of the last snapshot
 	kick chan struct{}
@@ -60,12 +68,20 @@ func newHeartbeats(masters []Master, env module.Env, current func() module.Proto
 			Name: "queryd_quake3_heartbeat_errors_total",
 			Help: "Heartbeats not sent: the master's name did not resolve or the socket refused.",
 		}),
-		kick: make(chan struct{}, 1),
+		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "queryd_quake3_upstream_probes_total",
+			Help: "getinfo probes of the game server (relay mode, [quake3] off) before heartbeats, by result (answered, silent).",
+		}, []string{"result"}),
+		probe: defaultProbe,
+		kick:  make(chan struct{}, 1),
 	}
-	for _, c := range []prometheus.Collector{h.watch.answered, h.sent, h.failed} {
+	for _, c := range []prometheus.Collector{h.watch.answered, h.sent, h.failed, h.probes} {
 		if err := env.Registry.Register(c); err != nil {
 			return nil, fmt.Errorf("heartbeat metrics: %w", err)
 		}
+	}
+	for _, r := range []string{"answered", "silent"} {
+		h.probes.WithLabelValues(r) // at 0 from the start, for rate() and alerts
 	}
 	return h, nil
 }
@@ -74,7 +90,7 @@ func newHeartbeats(masters []Master, env module.Env, current func() module.Proto
 func (h *heartbeats) Name() string { return "quake3-heartbeats" }
 
 // Serve sends the first heartbeat, heartbeats until ctx is done, then sends
-// the flatlines (unless the stale feed already did).
+// the flatlines (unless the server was already down).
 func (h *heartbeats) Serve(ctx context.Context) error {
 	first := true
 	unsub := h.env.Subscribe(func(s *state.Snapshot) {
@@ -88,19 +104,38 @@ func (h *heartbeats) Serve(ctx context.Context) error {
 		first = false
 	})
 	defer unsub()
-	h.loop(ctx.Done())
+	h.loop(ctx)
 	return nil
 }
 
-func (h *heartbeats) loop(stop <-chan struct{}) {
+// loop heartbeats while the server is up (alive): at start, on every tick
+// and kick, and when it comes back; it flatlines when the server goes down
+// and at the end, if the masters' last word from queryd was a heartbeat.
+func (h *heartbeats) loop(ctx context.Context) {
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
 	poll := time.NewTicker(h.poll)
 	defer poll.Stop()
-	beat, flat := true, false
+	live := false // the masters' last word from queryd was a heartbeat
+	beat, first := true, true
+	recheck := true // check before the beat (not when a check just said up)
 	for {
-		if beat && !flat {
-			h.sendAll(false)
+		if beat && ctx.Err() == nil {
+			up := h.alive(ctx, recheck)
+			switch {
+			case ctx.Err() != nil: // stopped while probing: the select ends it
+			case up:
+				h.sendAll(false)
+				live = true
+			case live:
+				h.down()
+				live = false
+			case first:
+				h.log.Warn(h.downReason() + ": no heartbeat until it is up")
+			default:
+				h.log.Debug(h.downReason() + ": no heartbeat")
+			}
+			first, recheck = false, true
 			tick.Reset(h.interval)
 		}
 		beat = false
@@ -110,20 +145,37 @@ func (h *heartbeats) loop(stop <-chan struct{}) {
 		case <-h.kick:
 			beat = true
 		case <-poll.C:
-			stale := h.env.Stale(time.Now())
-			if stale && !flat {
-				h.log.Info("feed stale: flatline to the masters")
-				h.sendAll(true)
+			up := h.alive(ctx, false)
+			switch {
+			case ctx.Err() != nil:
+			case !up && live:
+				h.down()
+				live = false
+			case up && !live:
+				h.log.Info("the server is up again: heartbeats resume")
+				beat, recheck = true, false
 			}
-			beat = flat && !stale
-			flat = stale
-		case <-stop:
-			if !flat {
+		case <-ctx.Done():
+			if live {
 				h.sendAll(true)
 			}
 			return
 		}
 	}
+}
+
+// down tells the masters that have a flatline that the server went down.
+func (h *heartbeats) down() {
+	h.log.Warn(h.downReason() + ": flatline to the masters")
+	h.sendAll(true)
+}
+
+// downReason says why the server counts as down.
+func (h *heartbeats) downReason() string {
+	if h.probing() {
+		return "the game server " + h.env.RelayUpstream.String() + " does not answer getinfo"
+	}
+	return "feed stale"
 }
 
 // sendAll sends every master its heartbeat (or flatline, for those that

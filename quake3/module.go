@@ -39,10 +39,13 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	return &Protocol{Handler: h}, nil
 }
 
-// Services returns the master heartbeats when [[quake3.masters]] are set.
+// Services returns the master heartbeats when [[quake3.masters]] are set
+// and something answers the masters' getinfo: the Quake 3 handler, or in
+// relay mode the game server (then, with [quake3] off, the heartbeats
+// probe it: probe.go).
 func (Module) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
 	s := sec.(*Section)
-	if len(s.Masters) == 0 {
+	if len(s.Masters) == 0 || (!s.Enabled && !env.RelayUpstream.IsValid()) {
 		return nil, nil
 	}
 	hb, err := newHeartbeats(s.Masters, env, current)

@@ -109,7 +109,9 @@ func (r *Relay) admit(src netip.AddrPort, now int64) (*relaySource, int) {
 	if victim != nil {
 		r.end(victim)
 		r.m.evicted.Inc()
-		r.log.Debug("relay: session evicted", "client", victim.client, "port", victim.port)
+		if r.dbg.on {
+			r.dbg.line("relay: session evicted", "client", victim.client, "port", victim.port, "active", len(r.bySrc))
+		}
 	}
 	r.sources[key] = e // again, if the victim was its last session
 	return e, -1

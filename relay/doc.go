@@ -87,6 +87,28 @@
 // relay mode queryd check refuses [[quake3.masters]] unless
 // quake3.query_port_is_join_port = true (package quake3).
 //
+// # Debug log
+//
+// With log.level = "debug" the relay logs one line per datagram it relays
+// (docs/relay.md shows a master registration):
+//
+//	level=DEBUG msg="relay: datagram" part=relay client=198.51.100.10:27950 dir=upstream what=getinfo bytes=22
+//
+// dir is upstream (to the game server) or downstream (to the client); what
+// is the Quake 3 connectionless command, the first word after FF FF FF FF
+// as sent (getChallenge, getinfo, infoResponse, getstatus, connect, …),
+// "connectionless" when no word follows, or "game" for anything else. The
+// line is written as the datagram is handed on, so the log keeps their
+// order; one the socket then drops is counted in queryd_relay_dropped_total.
+// A session opened, ended or evicted is one line each with the sessions
+// active ("relay: session +", "relay: session -", "relay: session
+// evicted"). The lines are rate-limited by a token bucket: at most 50 a
+// second after a burst of 50 (DebugLinesPerSecond); the lines over it are
+// counted, and the next line allowed is preceded by "relay: debug lines
+// suppressed" with their number, so a flood writes at most about 10 KB of
+// log a second. The level is read at start: above debug the relay tests
+// one bool per datagram and logs, locks and allocates nothing.
+//
 // # Config
 //
 // The relay section of queryd.toml (defaults shown). Changes take effect

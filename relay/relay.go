@@ -59,6 +59,7 @@ type Config struct {
 type Relay struct {
 	cfg     Config
 	log     *slog.Logger
+	dbg     debugLog // per-datagram lines at debug level (debuglog.go)
 	m       relayMetrics
 	start   time.Time                        // the clock's zero: session times are monotonic nanoseconds since
 	dial    func() (*net.UDPConn, error)     // opens an upstream socket (a test may replace it)
@@ -82,6 +83,7 @@ func New(cfg Config) (*Relay, error) {
 	r := &Relay{
 		cfg:     cfg,
 		log:     cfg.Logger,
+		dbg:     newDebugLog(cfg.Logger),
 		start:   time.Now(),
 		bySrc:   map[netip.AddrPort]*relaySession{},
 		byPort:  map[uint16]*relaySession{},
@@ -157,6 +159,9 @@ func (r *Relay) send(s *relaySession, req []byte) {
 	if s.conn == nil {
 		err = errNoSocket
 	} else {
+		if r.dbg.on { // before the write, so that the log keeps the datagrams' order
+			r.dbg.datagram(s.client, "upstream", req)
+		}
 		err = s.io.write(req)
 	}
 	switch {

@@ -98,7 +98,9 @@ func (r *Relay) dialFailed(client netip.AddrPort, err error) {
 			return
 		}
 	}
-	r.log.Debug("relay: no upstream socket", "client", client, "err", err)
+	if r.dbg.on {
+		r.dbg.line("relay: no upstream socket", "client", client, "err", err)
+	}
 }
 
 // publish makes conn s's socket and starts its downstream goroutine, unless
@@ -117,7 +119,9 @@ func (r *Relay) publish(s *relaySession, conn *net.UDPConn) bool {
 	s.port = conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
 	r.byPort[s.port] = s
 	r.m.opened.Inc()
-	r.log.Debug("relay: session +", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	if r.dbg.on {
+		r.dbg.line("relay: session +", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	}
 	r.wg.Add(1)
 	go r.downstream(s)
 	return true
@@ -142,6 +146,9 @@ func (r *Relay) downstream(s *relaySession) {
 			continue // e.g. ICMP port unreachable while the game server restarts
 		}
 		s.touch(r.now())
+		if r.dbg.on { // before the send, so that the log keeps the datagrams' order
+			r.dbg.datagram(s.client, "downstream", buf[:n])
+		}
 		err = s.back.SendFrom(buf[:n], s.local, s.client)
 		putRelayBuf(buf)
 		if err != nil {
@@ -165,7 +172,9 @@ func (r *Relay) expire(s *relaySession) bool {
 		return false
 	}
 	r.end(s)
-	r.log.Debug("relay: session -", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	if r.dbg.on {
+		r.dbg.line("relay: session -", "client", s.client, "port", s.port, "active", len(r.bySrc))
+	}
 	return true
 }
 

@@ -228,7 +228,9 @@ func (w *batchWorker) run(p pipeline, l *batchListener) {
 			continue
 		}
 		n := int(r)
-		if n == 0 {
+		if n == 0 || l.closing.Load() {
+			// close's shutdown wakes recvmmsg with an empty message that
+			// keeps the last source's address: not a datagram.
 			continue
 		}
 		p.beginBatch(ss)

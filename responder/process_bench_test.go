@@ -2,6 +2,8 @@ package responder
 
 import (
 	"encoding/binary"
+	"io"
+	"log/slog"
 	"net/netip"
 	"testing"
 
@@ -62,5 +64,29 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 		if i%16 == 15 {
 			ss.flush()
 		}
+	}
+}
+
+// An unclaimed datagram (counted as unknown) costs no allocation with the
+// logger above debug level: the batch's debug flag is one bool test.
+func TestProcessUnclaimedAllocs(t *testing.T) {
+	clock := &wire.Clock{}
+	is := challenge.NewWithKey([16]byte{1}, clock.Now)
+	h := &infoHandler{is: is, reply: make([]byte, 120)}
+	s, err := New(Config{Listen: []string{"127.0.0.1:0"}, Registry: prometheus.NewRegistry(), Clock: clock,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := netip.MustParseAddrPort("127.0.0.1:40000")
+	req := []byte("\xFF\xFF\xFF\xFFstatus\n")
+	ss := s.newSession()
+	scratch := make([]byte, ScratchSize)
+	if n := testing.AllocsPerRun(1000, func() {
+		s.beginBatch(ss)
+		s.process(ss, req, scratch, src, nil, nil)
+		ss.flush()
+	}); n != 0 {
+		t.Errorf("an unclaimed datagram at info level: %v allocations; want 0", n)
 	}
 }

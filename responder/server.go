@@ -70,6 +70,7 @@ type Server struct {
 	sessions atomic.Int64 // receive loops made so far
 	panics   panicLog     // recovered panics' log, at most one a second
 	tops     sourceTables // the receive loops' busiest-sources tables (busiest.go)
+	unclaim  unclaimedLog // unclaimed datagrams' debug log, at most one a second
 }
 
 // listener is one configured address with its socket(s) and receive loops.
@@ -114,7 +115,7 @@ func New(cfg Config, handlers ...Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, metrics: m, socks: socketSet{cfg: sc}}
+	s := &Server{cfg: cfg, log: cfg.Logger, metrics: m, socks: socketSet{cfg: sc}, unclaim: newUnclaimedLog()}
 	if err := s.SetLimits(cfg.Limits); err != nil {
 		return nil, err
 	}
@@ -233,6 +234,7 @@ type batchState struct {
 	rt     *routing
 	lim    *limiter
 	silent bool
+	debug  bool // the logger is at debug level
 }
 
 // beginBatch readies ss for a batch of datagrams received now.
@@ -246,6 +248,7 @@ func (s *Server) beginBatch(ss *session) {
 	if s.cfg.Silent != nil {
 		b.silent = s.cfg.Silent(b.now)
 	}
+	b.debug = debugEnabled(s.log)
 }
 
 // process answers one datagram (serve). A panic on the way (in a handler,
@@ -286,6 +289,9 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		return nil
 	}
 	if h == nil {
+		if b.debug {
+			s.unclaim.log(s.log, req, src)
+		}
 		ss.count(row, outUnknown, len(req), 0)
 		return nil
 	}

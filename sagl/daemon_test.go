@@ -313,3 +313,15 @@ func TestSAGLHTTPCapConfig(t *testing.T) {
 		t.Fatalf("GET / with the idle connections held: %d", res.StatusCode)
 	}
 }
+
+// [sagl] enabled = false runs no HTTP service either, though http is set
+// (the daemon asks every module for its services, an off one too).
+func TestSAGLOffServesNoHTTP(t *testing.T) {
+	d, spy := startSAGL(t, "[sagl]\nenabled = false\nhttp = \"127.0.0.1:0\"\n")
+	if made := spy.Made(); len(made) != 0 {
+		t.Fatalf("services %v with [sagl] off", made)
+	}
+	if p := d.Protocols(); len(p) != 0 {
+		t.Fatalf("protocols %v", p)
+	}
+}

@@ -52,10 +52,10 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	return p, nil
 }
 
-// Services returns the HTTP service when [sagl] http is set.
+// Services returns the HTTP service when [sagl] is on and http is set.
 func (Module) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
 	s := sec.(*Section)
-	if !s.HTTP.IsValid() {
+	if !s.Enabled || !s.HTTP.IsValid() {
 		return nil, nil
 	}
 	h, err := newHTTPService(s, env, func() *Handler {

@@ -33,7 +33,7 @@ func (s *Spy) Services(sec config.Section, env module.Env, current func() module
 }
 
 // Live returns the module's live handler (a reload may replace it); nil
-// while the module is off, or if it was off at start.
+// while the module is off.
 func (s *Spy) Live() module.Protocol {
 	s.mu.Lock()
 	current := s.current

@@ -3,71 +3,16 @@
 // socket, and checks what queryServer and the HTTP endpoint return.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import dgram from "node:dgram";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { queryServer, encodeRequest } from "../index.js";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "../../..");
+import { buildQueryd, feed, makeLogo, startDaemon, stopDaemon } from "../testkit/queryd.js";
 
 let dir, daemon, udpPort, httpAddr, logo;
-
-// A PNG by its magic bytes (all queryd checks) followed by random bytes: a
-// few pieces, the last one short.
-function makeLogo() {
-  return Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), randomBytes(5000)]);
-}
-
-function buildQueryd() {
-  if (process.env.QUERYD_BIN) return process.env.QUERYD_BIN;
-  const bin = path.join(dir, "queryd");
-  execFileSync("go", ["build", "-o", bin, "./cmd/queryd"], { cwd: repo, stdio: "inherit" });
-  return bin;
-}
-
-// Starts the daemon and waits for its log to name the UDP and HTTP addresses.
-function startDaemon(bin, config) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(bin, ["-config", config], { stdio: ["ignore", "ignore", "pipe"] });
-    let log = "";
-    const timer = setTimeout(() => reject(new Error(`queryd did not start:\n${log}`)), 20000);
-    p.on("exit", (code) => reject(new Error(`queryd exited with ${code}:\n${log}`)));
-    p.stderr.on("data", (chunk) => {
-      log += chunk;
-      const udp = /part=udp udp=127\.0\.0\.1:(\d+)/.exec(log);
-      const http = /part=sagl-http http=(127\.0\.0\.1:\d+)/.exec(log);
-      if (udp && http && /queryd started/.test(log)) {
-        clearTimeout(timer);
-        resolve({ p, udpPort: Number(udp[1]), httpAddr: http[1] });
-      }
-    });
-  });
-}
-
-// Sends one feed message and resolves with its reply.
-function feed(sock, msg) {
-  return new Promise((resolve, reject) => {
-    const c = net.createConnection(sock);
-    let buf = "";
-    c.on("error", reject);
-    c.on("data", (d) => {
-      buf += d;
-      const nl = buf.indexOf("\n");
-      if (nl >= 0) {
-        c.end();
-        resolve(JSON.parse(buf.slice(0, nl)));
-      }
-    });
-    c.write(JSON.stringify(msg) + "\n");
-  });
-}
 
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "qdn"));
@@ -87,7 +32,7 @@ http = "127.0.0.1:0"
 logo = "${path.join(dir, "logo.png")}"
 `,
   );
-  ({ p: daemon, udpPort, httpAddr } = await startDaemon(buildQueryd(), path.join(dir, "queryd.toml")));
+  ({ p: daemon, udpPort, httpAddr } = await startDaemon(buildQueryd(dir), path.join(dir, "queryd.toml")));
   const players = {};
   for (let i = 0; i < 1000; i++) players[i] = { name: `Player ${i}`, score: i % 50, ping: 20 + (i % 100) };
   const reply = await feed(sock, {
@@ -102,8 +47,7 @@ logo = "${path.join(dir, "logo.png")}"
 });
 
 after(() => {
-  daemon?.removeAllListeners("exit");
-  daemon?.kill("SIGTERM");
+  stopDaemon(daemon);
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
