@@ -160,6 +160,18 @@ heartbeat = "QuakeArena-1"
 		t.Errorf("master getinfo counted %v, want 1", n)
 	}
 
+	// A reload makes a new handler: the master's next getinfo is counted
+	// too, without waiting for the next heartbeat.
+	d.Reload()
+	time.Sleep(300 * time.Millisecond) // the heartbeats' next poll (250 ms) hands the watch over
+	if _, err := master.WriteToUDPAddrPort([]byte(q3hdr+"getinfo after_reload"), from); err != nil {
+		t.Fatal(err)
+	}
+	readFrom(t, master)
+	if n := d.Metric(t, "queryd_quake3_master_getinfo_total", ""); n != 2 {
+		t.Errorf("master getinfo counted %v after a reload, want 2", n)
+	}
+
 	// Empty -> non-empty: a heartbeat at once.
 	if _, err := d.Feed(t).Patch(map[string]any{"players": map[string]any{"1": map[string]any{"name": "p"}}}); err != nil {
 		t.Fatal(err)

@@ -145,6 +145,9 @@ func (h *heartbeats) loop(ctx context.Context) {
 		case <-h.kick:
 			beat = true
 		case <-poll.C:
+			// A reload may have replaced the handler: hand it the watch now,
+			// not only at the next heartbeat (up to 5 minutes away).
+			h.linkWatch()
 			up := h.alive(ctx, false)
 			switch {
 			case ctx.Err() != nil:
