@@ -63,17 +63,23 @@ debian_mirror() {
 	echo "$url"
 }
 
+# DEBIAN_TREE_PACKAGES are added to debootstrap's minbase: systemd to boot,
+# procps for /bin/kill (the .deb depends on it).
+DEBIAN_TREE_PACKAGES=systemd,systemd-sysv,dbus,procps
+
 # debian_tree prints the path of a minimal Debian bookworm tree with
-# systemd (for systemd-nspawn, and as the base of the Go build stand-in),
-# made with debootstrap on first use and kept in the cache.
+# DEBIAN_TREE_PACKAGES (booted by systemd-nspawn, and the base of the Go
+# build stand-in), made with debootstrap on first use and kept in the cache
+# under a name that changes with the package list.
 debian_tree() {
-	local tree="$QUERYD_CI_CACHE/rootfs/bookworm-systemd"
+	local tree
+	tree="$QUERYD_CI_CACHE/rootfs/bookworm-$(echo "$DEBIAN_TREE_PACKAGES" | sha256sum | cut -c1-12)"
 	if [ ! -e "$tree.done" ]; then
 		need_debs debootstrap=debootstrap
 		say "debootstrap bookworm into $tree (first run on this machine)" >&2
 		as_root rm -rf "$tree"
 		as_root mkdir -p "$(dirname "$tree")"
-		as_root debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus \
+		as_root debootstrap --variant=minbase --include="$DEBIAN_TREE_PACKAGES" \
 			bookworm "$tree" "$(debian_mirror)" >"$QUERYD_CI_CACHE/debootstrap.log" 2>&1 ||
 			{ tail -n 20 "$QUERYD_CI_CACHE/debootstrap.log" >&2; fail "debootstrap (log: $QUERYD_CI_CACHE/debootstrap.log)"; }
 		as_root rm -rf "$tree"/var/cache/apt/archives/*.deb "$tree"/var/lib/apt/lists/*
@@ -81,6 +87,9 @@ debian_tree() {
 	fi
 	echo "$tree"
 }
+
+# now_ms prints the time in milliseconds (for durations).
+now_ms() { date +%s%3N; }
 
 # wait_for SECONDS COMMAND... retries COMMAND every 0.1 s until it succeeds
 # or SECONDS pass; returns its last status.
