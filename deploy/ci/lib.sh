@@ -34,9 +34,13 @@ need_debs() {
 		command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
 	done
 	if [ "${#missing[@]}" -gt 0 ]; then
-		say "apt-get install ${missing[*]}"
-		as_root apt-get update -qq
-		as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+		say "apt-get install ${missing[*]}" >&2
+		mkdir -p "$QUERYD_CI_CACHE"
+		if ! { as_root apt-get update -qq && as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
+			>"$QUERYD_CI_CACHE/apt.log" 2>&1; then
+			tail -n 20 "$QUERYD_CI_CACHE/apt.log" >&2
+			fail "apt-get install ${missing[*]} (log: $QUERYD_CI_CACHE/apt.log)"
+		fi
 	fi
 }
 
@@ -49,7 +53,10 @@ go_tool() {
 	if [ ! -x "$dir/$name" ]; then
 		say "go install $pkg (first run on this machine; cached in $dir)" >&2
 		mkdir -p "$dir"
-		GOBIN="$dir" GOFLAGS= go install "$pkg" >&2 || fail "go install $pkg"
+		if ! GOBIN="$dir" GOFLAGS= go install "$pkg" >"$dir.log" 2>&1; then
+			tail -n 30 "$dir.log" >&2
+			fail "go install $pkg (log: $dir.log)"
+		fi
 	fi
 	echo "$dir/$name"
 }

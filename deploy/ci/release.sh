@@ -30,7 +30,7 @@ if ! git ls-remote --get-url >/dev/null 2>&1 || [ "$(git ls-remote --get-url)" =
 	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0="$ROOT"
 fi
 say "goreleaser release --snapshot --clean"
-if ! GOFLAGS= "$goreleaser" release --snapshot --clean >"$tmp/goreleaser.log" 2>&1; then
+if ! GOFLAGS= NO_COLOR=1 "$goreleaser" release --snapshot --clean >"$tmp/goreleaser.log" 2>&1; then
 	tail -n 40 "$tmp/goreleaser.log"
 	fail "goreleaser release --snapshot --clean"
 fi

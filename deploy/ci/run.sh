@@ -33,9 +33,9 @@ for step in "${steps[@]}"; do
 	timeout --kill-after=10 "${budget[$step]}" "deploy/ci/$step.sh" "${args[@]}" </dev/null || status=$?
 	took=$((SECONDS - start))
 	if [ "$status" = 124 ] || [ "$status" = 137 ]; then
-		fail "deploy/ci/$step.sh ran out of its ${budget[$step]} s budget"
+		fail "deploy/ci/$step.sh ran out of its ${budget[$step]} s budget (before it: ${times[*]:-nothing})"
 	fi
-	[ "$status" = 0 ] || fail "deploy/ci/$step.sh failed (exit $status) after $took s"
+	[ "$status" = 0 ] || fail "deploy/ci/$step.sh failed (exit $status) after $took s (before it: ${times[*]:-nothing})"
 	times+=("$step ${took}s")
 done
 say "all passed: ${times[*]} (cache: $QUERYD_CI_CACHE)"
