@@ -30,7 +30,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . deploy/ci/lib.sh
-ROOT=$PWD
 
 need_debs podman=podman runc=runc slirp4netns=slirp4netns curl=curl
 mkdir -p "$QUERYD_CI_CACHE"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # deploy/ci/lib.sh — helpers for the deploy/ci/ scripts (sourced, not run).
 #
 # Downloads and builds are kept between runs on the same machine under
@@ -53,7 +54,7 @@ go_tool() {
 	if [ ! -x "$dir/$name" ]; then
 		say "go install $pkg (first run on this machine; cached in $dir)" >&2
 		mkdir -p "$dir"
-		if ! GOBIN="$dir" GOFLAGS= go install "$pkg" >"$dir.log" 2>&1; then
+		if ! GOBIN="$dir" GOFLAGS='' go install "$pkg" >"$dir.log" 2>&1; then
 			tail -n 30 "$dir.log" >&2
 			fail "go install $pkg (log: $dir.log)"
 		fi

@@ -30,11 +30,12 @@ if ! git ls-remote --get-url >/dev/null 2>&1 || [ "$(git ls-remote --get-url)" =
 	export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0="$ROOT"
 fi
 say "goreleaser release --snapshot --clean"
-if ! GOFLAGS= NO_COLOR=1 "$goreleaser" release --snapshot --clean >"$tmp/goreleaser.log" 2>&1; then
+if ! GOFLAGS='' NO_COLOR=1 "$goreleaser" release --snapshot --clean >"$tmp/goreleaser.log" 2>&1; then
 	tail -n 40 "$tmp/goreleaser.log"
 	fail "goreleaser release --snapshot --clean"
 fi
-grep -E 'building snapshot|took:' "$tmp/goreleaser.log" | sed 's/^ */  /'
+# (goreleaser colours its log even with NO_COLOR: strip the escapes.)
+sed 's/\x1b\[[0-9;]*m//g' "$tmp/goreleaser.log" | grep -E 'building snapshot|took:' | sed 's/^ */  /'
 version=$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json)
 commit=$(git rev-parse HEAD)
 [ -n "$version" ] || fail "no version in dist/metadata.json"
@@ -97,7 +98,7 @@ git archive --format=zip --prefix="$mod@$tag/" -o "$proxy/$tag.zip" HEAD -- . ':
 cp go.mod "$proxy/$tag.mod"
 printf '{"Version":"%s","Time":"%s"}\n' "$tag" "$(git log -1 --format=%cI)" >"$proxy/$tag.info"
 echo "$tag" >"$proxy/list"
-if ! GOFLAGS= GOTOOLCHAIN=local GOSUMDB=off GOBIN="$tmp/bin" \
+if ! GOFLAGS='' GOTOOLCHAIN=local GOSUMDB=off GOBIN="$tmp/bin" \
 	GOPROXY="file://$tmp/proxy,file://$(go env GOMODCACHE)/cache/download" GOMODCACHE="$tmp/gomod" \
 	go install "$mod/cmd/queryd@$tag" >"$tmp/install.log" 2>&1; then
 	cat "$tmp/install.log"
