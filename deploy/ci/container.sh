@@ -66,6 +66,13 @@ trap cleanup EXIT
 
 # stamp IMAGE prints the image's queryd-ci.stamp label ("" if absent).
 stamp() { podman image inspect --format '{{index .Labels "queryd-ci.stamp"}}' "$1" 2>/dev/null || true; }
+# drop_old IMAGE ID removes the image ID if IMAGE no longer names it (a
+# stand-in remade under the same name leaves the old one untagged).
+drop_old() {
+	if [ -n "$2" ] && [ "$2" != "$(podman image inspect --format '{{.Id}}' "$1" 2>/dev/null)" ]; then
+		podman rmi "$2" >/dev/null 2>&1 || true
+	fi
+}
 
 # The Go build stage's stand-in.
 go mod download
@@ -73,6 +80,7 @@ tree=$(debian_tree)
 want="$(go env GOVERSION) $(sha256sum go.sum | cut -c1-16) $(basename "$tree")"
 if [ "$(stamp "$GO_IMAGE")" != "$want" ]; then
 	say "making the stand-in $GO_IMAGE ($want)"
+	old_image=$(podman image inspect --format '{{.Id}}' "$GO_IMAGE" 2>/dev/null || true)
 	hostcache=$(go env GOMODCACHE)
 	GOFLAGS=-modcacherw GOMODCACHE="$tmp/gomod" GOSUMDB=off \
 		GOPROXY="file://$hostcache/cache/download" go mod download
@@ -84,12 +92,14 @@ if [ "$(stamp "$GO_IMAGE")" != "$want" ]; then
 			--change 'ENV GOPATH=/go' --change 'ENV GOTOOLCHAIN=local' --change 'ENV GOPROXY=off' \
 			--change 'WORKDIR /go' --change "LABEL queryd-ci.stamp=\"$want\"" - "$GO_IMAGE" >/dev/null
 	chmod -R u+w "$tmp/gomod" && rm -rf "$tmp/gomod"
+	drop_old "$GO_IMAGE" "$old_image"
 fi
 
 # The runtime stage's stand-in.
 want="static nonroot 1"
 if [ "$(stamp "$BASE_IMAGE")" != "$want" ]; then
 	say "making the stand-in $BASE_IMAGE"
+	old_image=$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null || true)
 	base=$tmp/base
 	mkdir -p "$base/etc/ssl/certs" "$base/tmp" "$base/home/nonroot"
 	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$base/etc/passwd"
@@ -105,6 +115,7 @@ if [ "$(stamp "$BASE_IMAGE")" != "$want" ]; then
 		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 		--change 'ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt' \
 		--change "LABEL queryd-ci.stamp=\"$want\"" - "$BASE_IMAGE" >/dev/null
+	drop_old "$BASE_IMAGE" "$old_image"
 fi
 
 # --layers=false: no intermediate images pile up from run to run; the Go
@@ -117,9 +128,7 @@ podman build --pull=never --network=none --format docker --layers=false \
 	--build-arg VERSION=ci --build-arg COMMIT="$(git rev-parse HEAD)" \
 	-f deploy/docker/Dockerfile -t "$IMAGE" . >"$tmp/build.log" 2>&1 ||
 	{ tail -n 40 "$tmp/build.log"; fail "podman build -f deploy/docker/Dockerfile"; }
-if [ -n "$old_image" ] && [ "$old_image" != "$(podman image inspect --format '{{.Id}}' "$IMAGE")" ]; then
-	podman rmi "$old_image" >/dev/null 2>&1 || true
-fi
+drop_old "$IMAGE" "$old_image"
 health=$(podman image inspect --format '{{json .HealthCheck}}' "$IMAGE")
 [[ "$health" == *queryd*query* ]] || fail "the image has no HEALTHCHECK (built without --format docker?): $health"
 user=$(podman image inspect --format '{{.User}}' "$IMAGE")
