@@ -25,7 +25,7 @@ type querydConfig struct {
 	UnpRate    uint64
 	UnpBurst   uint64
 	UnpTau     uint64
-	Q3Rate     uint64
+	Q3Cost     uint64
 	Q3Tau      uint64
 	Mtu        uint32
 	Enabled    uint32

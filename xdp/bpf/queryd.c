@@ -62,7 +62,7 @@ struct config {
 	__u64 fresh_until; // monotonic ns after which the feed is stale; ~0: never
 	__u64 perip_rate, perip_burst, perip_tau; // bytes/s, bytes, ns (burst/rate)
 	__u64 unp_rate, unp_burst, unp_tau;       // one CPU's share of the unproven budget
-	__u64 q3_rate, q3_tau;                    // Quake 3 requests/s per source (0: off), ns
+	__u64 q3_cost, q3_tau;                    // ns per Quake 3 request per source (0: no limit), burst ns
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
 	struct listen listen[MAX_LISTEN];
@@ -681,7 +681,7 @@ static __always_inline int handle(struct xdp_md *ctx, const int v6)
 		count(PROTO_Q3, OUT_STALE, r.plen, 0);
 		return XDP_DROP;
 	}
-	if (c->q3_rate && !bucket_allow(&q3rate, &s.key, now, cost_ns(1, c->q3_rate), c->q3_tau)) {
+	if (c->q3_cost && !bucket_allow(&q3rate, &s.key, now, c->q3_cost, c->q3_tau)) {
 		count(PROTO_Q3, OUT_RATE_LIMITED, r.plen, 0);
 		return XDP_DROP;
 	}
