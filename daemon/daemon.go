@@ -42,7 +42,7 @@ type Daemon struct {
 	clock  *wire.Clock // set per receive batch; read by the issuer and handlers
 	udp    *responder.Server
 	feed   *feed.Server
-	relay  *relay.Relay // nil when relay mode is off
+	relay  *relay.Relay  // nil when relay mode is off
 	xdp    *xdp.FastPath // nil when [xdp] is off or the kernel refused it
 	admin  *adminServer
 	status *status.Sampler // the status page's; nil when the admin listener is off
