@@ -31,16 +31,17 @@ const syncEvery = 50 * time.Millisecond
 // New acquires it (load, attach); Serve keeps the maps in sync until its
 // context ends, then detaches.
 type FastPath struct {
-	cfg      Config
-	log      *slog.Logger
-	objs     querydObjects
-	inner    *ebpf.MapSpec // a replies array, made anew for each publication
-	links    []attached
-	ncpu     int
-	protos   atomic.Pointer[[]module.Protocol]
-	limits   atomic.Pointer[responder.Limits]
-	kick     chan struct{}
-	disabled atomic.Bool // tests: pass everything to the socket path
+	cfg        Config
+	log        *slog.Logger
+	objs       querydObjects
+	inner      *ebpf.MapSpec // a replies array, made anew for each publication
+	links      []attached
+	ncpu       int
+	protos     atomic.Pointer[[]module.Protocol]
+	limits     atomic.Pointer[responder.Limits]
+	kick       chan struct{}
+	disabled   atomic.Bool  // tests: pass everything to the socket path
+	clockShift atomic.Int64 // tests: ns added to the program's wall clock (token epochs)
 
 	mu       sync.Mutex // guards what Serve and a scrape share
 	last     [numSlots]querydReply
@@ -282,7 +283,7 @@ func (f *FastPath) syncConfig() error {
 	c.K0 = binary.LittleEndian.Uint64(key[:8])
 	c.K1 = binary.LittleEndian.Uint64(key[8:])
 	mono, wall := clocks()
-	off := uint64(wall - mono)
+	off := uint64(wall - mono + f.clockShift.Load())
 	if d := int64(off - c.WallOffset); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
 		c.WallOffset = off // the offset moves with steps of the wall clock only
 	}
@@ -428,6 +429,7 @@ func (f *FastPath) stats() (querydStats, bool) {
 			sum.Out[p] += s.Out[p]
 		}
 		sum.Passed += s.Passed
+		sum.ResizeFailed += s.ResizeFailed
 	}
 	return sum, true
 }

@@ -11,6 +11,8 @@ var (
 		"1 for each interface the XDP fast path is attached to, with its mode (native or generic).", []string{"interface", "mode"}, nil)
 	descPassed = prometheus.NewDesc("queryd_xdp_passed_total",
 		"Datagrams to queryd's listen addresses that the XDP fast path passed to the socket path (not a query it answers, a reply of several datagrams, a token it does not check).", nil, nil)
+	descResize = prometheus.NewDesc("queryd_xdp_resize_failed_total",
+		"Replies the XDP fast path could not send because the driver could not resize the frame; the query went to the socket path.", nil, nil)
 	descUpdates = prometheus.NewDesc("queryd_xdp_reply_updates_total",
 		"Times the XDP fast path's replies were re-published (a new snapshot, or A2S_PLAYER's durations once a second).", nil, nil)
 )
@@ -22,6 +24,7 @@ type collector struct{ f *FastPath }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descAttached
 	ch <- descPassed
+	ch <- descResize
 	ch <- descUpdates
 }
 
@@ -38,6 +41,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if ok {
 		ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(st.Passed))
+		ch <- prometheus.MustNewConstMetric(descResize, prometheus.CounterValue, float64(st.ResizeFailed))
 	}
 	ch <- prometheus.MustNewConstMetric(descUpdates, prometheus.CounterValue, float64(updates))
 }

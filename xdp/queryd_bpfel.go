@@ -55,11 +55,12 @@ type querydReply struct {
 }
 
 type querydStats struct {
-	_      structs.HostLayout
-	Req    [3][5]uint64
-	In     [3]uint64
-	Out    [3]uint64
-	Passed uint64
+	_            structs.HostLayout
+	Req          [3][5]uint64
+	In           [3]uint64
+	Out          [3]uint64
+	Passed       uint64
+	ResizeFailed uint64
 }
 
 // Names of all BPF objects in the ELF.

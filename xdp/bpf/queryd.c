@@ -72,7 +72,8 @@ struct stats {
 	__u64 req[NPROTO][NOUT];
 	__u64 in[NPROTO];
 	__u64 out[NPROTO];
-	__u64 passed; // datagrams to a listen address left to the socket path
+	__u64 passed;        // datagrams to a listen address left to the socket path
+	__u64 resize_failed; // replies not sent: the driver could not resize the frame (passed)
 };
 
 struct ipkey {
@@ -291,6 +292,14 @@ static __always_inline int pass(void)
 	return XDP_PASS;
 }
 
+static __always_inline void stat_resize_failed(void)
+{
+	__u32 zero = 0;
+	struct stats *st = bpf_map_lookup_elem(&stats_map, &zero);
+	if (st)
+		st->resize_failed++;
+}
+
 static __always_inline __u32 fold(__u64 s)
 {
 	s = (s & 0xffffffff) + (s >> 32);
@@ -341,8 +350,15 @@ static __always_inline int send(struct xdp_md *ctx, const int v6, const struct r
 	if (len == 0 || len > MAX_REPLY)
 		return pass();
 	int delta = (int)(poff + len) - (int)(ctx->data_end - ctx->data);
-	if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) < 0)
-		return pass();
+	// Grow or shrink at the tail; where the driver left no room there (a
+	// veth running the program on the sender's skb), grow at the head: the
+	// headers are all written anew below.
+	if (delta != 0 && bpf_xdp_adjust_tail(ctx, delta) < 0) {
+		if (delta < 0 || bpf_xdp_adjust_head(ctx, -delta) < 0) {
+			stat_resize_failed();
+			return pass();
+		}
+	}
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	if (data + poff > end)
@@ -350,6 +366,7 @@ static __always_inline int send(struct xdp_md *ctx, const int v6, const struct r
 	struct ethhdr *eth = data;
 	__builtin_memcpy(eth->h_dest, r->mac_src, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, r->mac_dst, ETH_ALEN);
+	eth->h_proto = bpf_htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
 	__u16 ulen = sizeof(struct udphdr) + len;
 	__u64 sum = 0;
 	if (v6) {
