@@ -5,43 +5,56 @@ package xdp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 )
 
-// AttachPass attaches a program that passes every frame to the interface
-// named ifname, in native mode. A veth receives the frames its peer sends
-// with XDP_TX only when it has an XDP program (or GRO) itself: the tests
-// and the benchmark put it on the client's end of their veth pair. Close
-// detaches it.
-func AttachPass(ifname string) (io.Closer, error) {
+// Pass is a program that passes every frame, counting the UDP ones, attached
+// to an interface in native mode. A veth receives the frames its peer sends
+// with XDP_TX only when it has an XDP program (or GRO) itself: the tests and
+// the benchmark put one on the client's end of their veth pair, and the
+// benchmark counts answers with it.
+type Pass struct {
+	objs querydObjects
+	l    link.Link
+}
+
+// AttachPass attaches a Pass to the interface named ifname.
+func AttachPass(ifname string) (*Pass, error) {
 	spec, err := loadQueryd()
 	if err != nil {
 		return nil, err
 	}
-	prog, err := ebpf.NewProgram(spec.Programs[querydProgQuerydPass])
-	if err != nil {
+	p := &Pass{}
+	if err := spec.LoadAndAssign(&p.objs, nil); err != nil {
 		return nil, fmt.Errorf("load the pass program: %w", err)
 	}
 	ifc, err := net.InterfaceByName(ifname)
 	if err != nil {
-		prog.Close()
+		p.objs.Close()
 		return nil, fmt.Errorf("interface %q: %w", ifname, err)
 	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPDriverMode})
+	p.l, err = link.AttachXDP(link.XDPOptions{Program: p.objs.QuerydPass, Interface: ifc.Index, Flags: link.XDPDriverMode})
 	if err != nil {
-		prog.Close()
+		p.objs.Close()
 		return nil, fmt.Errorf("attach the pass program to %q: %w", ifname, err)
 	}
-	return passLink{l, prog}, nil
+	return p, nil
 }
 
-type passLink struct {
-	l    link.Link
-	prog *ebpf.Program
+// UDP returns how many UDP frames the interface has received since attach.
+func (p *Pass) UDP() (uint64, error) {
+	var per []uint64
+	if err := p.objs.PassUdp.Lookup(uint32(0), &per); err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, v := range per {
+		n += v
+	}
+	return n, nil
 }
 
-func (p passLink) Close() error { return errors.Join(p.l.Close(), p.prog.Close()) }
+// Close detaches and frees the program.
+func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }

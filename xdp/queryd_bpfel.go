@@ -68,6 +68,7 @@ type querydStats struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	querydMapConfigMap    = "config_map"
+	querydMapPassUdp      = "pass_udp"
 	querydMapPerip        = "perip"
 	querydMapQ3rate       = "q3rate"
 	querydMapReplies      = "replies"
@@ -129,6 +130,7 @@ type querydProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
+	PassUdp      *ebpf.MapSpec `ebpf:"pass_udp"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
@@ -164,6 +166,7 @@ func (o *querydObjects) Close() error {
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
+	PassUdp      *ebpf.Map `ebpf:"pass_udp"`
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Q3rate       *ebpf.Map `ebpf:"q3rate"`
 	Replies      *ebpf.Map `ebpf:"replies"`
@@ -175,6 +178,7 @@ type querydMaps struct {
 func (m *querydMaps) Close() error {
 	return _QuerydClose(
 		m.ConfigMap,
+		m.PassUdp,
 		m.Perip,
 		m.Q3rate,
 		m.Replies,
