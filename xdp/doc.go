@@ -75,7 +75,8 @@
 // the listen table, the MTU), replies (an array of maps holding one array
 // of pre-encoded replies: the daemon builds a new array on every snapshot,
 // and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
-// query never sees half an update), perip and q3rate (LRU hashes),
+// query never sees half an update; the program's A2S_PLAYER reply may lag
+// the socket path's by up to one sync, 50 ms, after the second turns), perip and q3rate (LRU hashes),
 // unproven (per CPU), stats_map (per-CPU counters). A reload ([limits], the
 // protocol sections) re-publishes the maps without re-attaching; [xdp]
 // itself and [limits] tracked_ips need a restart.
