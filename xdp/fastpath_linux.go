@@ -88,10 +88,10 @@ func New(cfg Config) (f *FastPath, err error) {
 	if err := spec.LoadAndAssign(&f.objs, nil); err != nil {
 		return nil, fmt.Errorf("load the XDP program (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
 	}
+	loaded := f // the returns below set f to nil
 	defer func() {
 		if err != nil {
-			f.close()
-			f = nil
+			loaded.close()
 		}
 	}()
 	l := cfg.Limits

@@ -360,3 +360,19 @@ func TestXDPUnprovenBudget(t *testing.T) {
 		t.Fatal("no Quake 3 request counted as rate_limited")
 	}
 }
+
+// TestXDPNewFailsCleanly: an interface that does not exist is an error
+// (the daemon logs it and serves on the socket path), not a panic, and
+// leaves nothing loaded.
+func TestXDPNewFailsCleanly(t *testing.T) {
+	needXDP(t)
+	is, err := challenge.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(Config{Interfaces: []string{"qdx-nosuch0"}, Issuer: is})
+	if err == nil || f != nil {
+		t.Fatalf("New on a missing interface: %v, %v; want an error", f, err)
+	}
+	t.Log(err)
+}
