@@ -72,6 +72,20 @@ func (is *Issuer) ValidAs(ip netip.Addr, tok uint32, wire func(uint32) uint32) b
 	return tok == wire(is.token(ip, e)) || tok == wire(is.token(ip, e-1))
 }
 
+// Key returns the issuer's SipHash key, for a token check that runs outside
+// this process's code (the XDP fast path computes the same tokens in the
+// kernel). Keep it secret: it is what makes tokens unforgeable.
+func (is *Issuer) Key() [16]byte {
+	var k [16]byte
+	binary.LittleEndian.PutUint64(k[:8], is.k0)
+	binary.LittleEndian.PutUint64(k[8:], is.k1)
+	return k
+}
+
+// EpochOf returns the token epoch of t: its Unix time in nanoseconds over
+// Epoch, the number a token is hashed with.
+func EpochOf(t time.Time) uint64 { return uint64(t.UnixNano() / int64(Epoch)) }
+
 func (is *Issuer) epoch(t time.Time) uint64 {
 	return uint64(t.UnixNano() / int64(Epoch))
 }

@@ -117,3 +117,23 @@ func BenchmarkValid(b *testing.B) {
 		}
 	}
 }
+
+// TestKey: an issuer made from another's Key issues the same tokens.
+func TestKey(t *testing.T) {
+	a, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Unix(1_700_000_010, 0)}
+	a.now = c.now
+	b := NewWithKey(a.Key(), c.now)
+	for _, s := range []string{"127.0.0.1", "::1", "2001:db8::7"} {
+		ip := netip.MustParseAddr(s)
+		if a.Token(ip) != b.Token(ip) {
+			t.Fatalf("%s: tokens differ", s)
+		}
+	}
+	if EpochOf(c.t) != a.epoch(c.t) {
+		t.Fatal("EpochOf differs from the issuer's epoch")
+	}
+}

@@ -1,5 +1,5 @@
 // Package config is queryd's TOML configuration: the core tables ([listen],
-// [feed], [limits], [relay], [admin], [log], [server]), the embedded default
+// [feed], [limits], [relay], [admin], [log], [xdp], [server]), the embedded default
 // config (a demo server), and loading that reports every error with its key
 // in one run. Each protocol module owns its own table ([a2s], [sagl], …):
 // its section type, defaults and bounds live in the module's package, which
@@ -42,6 +42,7 @@ type Config struct {
 	Relay  Relay          `toml:"relay"`
 	Admin  Admin          `toml:"admin"`
 	Log    Log            `toml:"log"`
+	XDP    XDP            `toml:"xdp"`
 
 	// Modules are the protocol modules' sections, in registration order.
 	Modules []NamedSection `toml:"-"`
@@ -92,6 +93,13 @@ type Log struct {
 	Format LogFormat  `toml:"format"` // text or json
 }
 
+// XDP is [xdp]: the optional XDP fast path (Linux, package xdp), which
+// answers the hot single-datagram queries in the network driver.
+type XDP struct {
+	Interfaces []string `toml:"interfaces"` // interfaces to attach to; empty (the default): off
+	Mode       XDPMode  `toml:"mode"`       // native (falls back to generic with a warning) or generic
+}
+
 // Defaults returns the core config every file is laid over; each module's
 // section starts from its NewSection.
 func Defaults() Config {
@@ -108,6 +116,7 @@ func Defaults() Config {
 		Relay: defaultRelay(),
 		Admin: Admin{Listen: netip.MustParseAddrPort("127.0.0.1:9273")},
 		Log:   Log{Level: slog.LevelInfo, Format: LogText},
+		XDP:   XDP{Mode: XDPNative},
 	}
 }
 
@@ -215,7 +224,7 @@ func syntaxError(err error) error {
 func (c *Config) tables() map[string]any {
 	return map[string]any{
 		"listen": &c.Listen, "feed": &c.Feed, "limits": &c.Limits,
-		"relay": &c.Relay, "admin": &c.Admin, "log": &c.Log,
+		"relay": &c.Relay, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
 	}
 }
 
@@ -264,6 +273,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateLimits(errs)
 	c.validateServer(errs)
 	c.validateRelay(errs)
+	c.validateXDP(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
 	}
@@ -307,7 +317,7 @@ func (c *Config) Warnings() []string {
 }
 
 // RestartKeys lists the keys whose change from old takes effect only on a
-// restart: [listen], [feed], [admin], [relay], [log] and the modules' own.
+// restart: [listen], [feed], [admin], [relay], [log], [xdp] and the modules' own.
 func (c *Config) RestartKeys(old *Config) []string {
 	var keys []string
 	if fmt.Sprint(old.Listen) != fmt.Sprint(c.Listen) {
@@ -324,6 +334,9 @@ func (c *Config) RestartKeys(old *Config) []string {
 	}
 	if old.Log != c.Log {
 		keys = append(keys, "log")
+	}
+	if fmt.Sprint(old.XDP) != fmt.Sprint(c.XDP) {
+		keys = append(keys, "xdp")
 	}
 	for _, s := range c.Modules {
 		r, ok := s.Section.(Restarter)

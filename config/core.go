@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -83,4 +84,24 @@ func CheckHostPort(s string) error {
 		return fmt.Errorf("want a port from 1 to 65535, got %q", port)
 	}
 	return nil
+}
+
+// MaxXDPInterfaces bounds [xdp] interfaces.
+const MaxXDPInterfaces = 16
+
+func (c *Config) validateXDP(errs *Errors) {
+	if len(c.XDP.Interfaces) > MaxXDPInterfaces {
+		errs.Add("xdp.interfaces", "at most %d interfaces, got %d", MaxXDPInterfaces, len(c.XDP.Interfaces))
+	}
+	seen := map[string]bool{}
+	for i, name := range c.XDP.Interfaces {
+		key := fmt.Sprintf("xdp.interfaces[%d]", i)
+		switch {
+		case name == "" || len(name) > 15 || strings.ContainsAny(name, "/ \t\n:"):
+			errs.Add(key, "want an interface name such as \"eth0\" (1 to 15 characters, no '/', ':' or space), got %q", name)
+		case seen[name]:
+			errs.Add(key, "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
 }

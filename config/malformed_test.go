@@ -106,6 +106,9 @@ func TestMalformedValues(t *testing.T) {
 		{"[feed]\nmode = \"0440\"", `feed.mode: want octal permissions that let the owner read and write, such as "0660", got "0440"`},
 		// [log] level.
 		{"[log]\nlevel = \"INFO\"", `log.level: want debug, info, warn or error, got "INFO"`},
+		{"[xdp]\nmode = \"driver\"", `xdp.mode: want native or generic, got "driver" (line 2)`},
+		{"[xdp]\ninterfaces = [\"eth0\", \"eth0\"]", `xdp.interfaces[1]: "eth0" is listed twice`},
+		{"[xdp]\ninterfaces = [\"a/b\"]", `xdp.interfaces[0]: want an interface name such as "eth0" (1 to 15 characters, no '/', ':' or space), got "a/b"`},
 		{"[log]\nlevel = 0", `log.level: want debug, info, warn or error, got an integer`},
 		// netip.AddrPort: admin.listen, sagl.http.
 		{"[admin]\nlisten = \"everywhere\"", `admin.listen: want IP:PORT such as "127.0.0.1:9273", or "" to turn it off, got "everywhere"`},

@@ -146,3 +146,22 @@ func (f *LogFormat) UnmarshalText(b []byte) error {
 	}
 	return fmt.Errorf("want text or json, got %q", b)
 }
+
+// XDPMode is [xdp] mode: how the XDP program is attached.
+type XDPMode string
+
+// The XDP attach modes.
+const (
+	XDPNative  XDPMode = "native"  // in the driver; falls back to generic with a warning
+	XDPGeneric XDPMode = "generic" // after the kernel made an skb (any driver; slower)
+)
+
+// UnmarshalText accepts "native" or "generic".
+func (m *XDPMode) UnmarshalText(b []byte) error {
+	switch v := XDPMode(b); v {
+	case XDPNative, XDPGeneric:
+		*m = v
+		return nil
+	}
+	return fmt.Errorf("want native or generic, got %q", b)
+}

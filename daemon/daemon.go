@@ -19,6 +19,7 @@ import (
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/xdp"
 )
 
 // Options are what a daemon is made from.
@@ -42,7 +43,8 @@ type Daemon struct {
 	clock  *wire.Clock // set per receive batch; read by the issuer and handlers
 	udp    *responder.Server
 	feed   *feed.Server
-	relay  *relay.Relay // nil when relay mode is off
+	relay  *relay.Relay  // nil when relay mode is off
+	xdp    *xdp.FastPath // nil when [xdp] is off or the kernel refused it
 	admin  *adminServer
 	status *status.Sampler // the status page's; nil when the admin listener is off
 	sup    *supervisor
@@ -87,7 +89,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUDP, d.newXDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

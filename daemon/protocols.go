@@ -63,12 +63,18 @@ func (d *Daemon) swapProtocols(protos []live) {
 		for _, p := range protos {
 			p.proto.Update(s)
 		}
+		if d.xdp != nil {
+			d.xdp.Changed() // after the updates: it reads the new replies
+		}
 	})
 	hs := make([]responder.Handler, len(protos))
 	for i, p := range protos {
 		hs[i] = p.proto
 	}
 	d.udp.SetHandlers(hs...)
+	if d.xdp != nil {
+		d.xdp.SetProtocols(protocolsOf(protos))
+	}
 	if d.unsub != nil {
 		d.unsub()
 	}

@@ -36,6 +36,8 @@ func (d *Daemon) Reload() {
 	}
 	if err := d.udp.SetLimits(limitsOf(nc)); err != nil {
 		d.log.Error("SIGHUP: limits rejected", "err", err)
+	} else if d.xdp != nil {
+		d.xdp.SetLimits(limitsOf(nc))
 	}
 	d.swapProtocols(protos)
 	for _, k := range nc.RestartKeys(d.cfg) {

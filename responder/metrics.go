@@ -47,6 +47,7 @@ type Metrics struct {
 	mu        sync.Mutex
 	protocols []string // row names; row 0 is "unknown"
 	workers   []*workerStats
+	sources   []CountSource // counts made elsewhere (the XDP fast path)
 
 	requests, bytesIn, bytesOut, errors, gso *prometheus.Desc
 }
@@ -124,6 +125,63 @@ func (m *Metrics) newWorker() *workerStats {
 	return w
 }
 
+// Counts are one protocol's counts made outside the responder (by the XDP
+// fast path, which answers in the kernel), added to the responder's
+// metrics at every scrape under the same names and labels.
+type Counts struct {
+	Protocol string
+	// Requests by outcome label: "answered", "challenged", "rate_limited", "stale".
+	Requests map[string]uint64
+	In, Out  uint64 // payload bytes received and sent
+}
+
+// CountSource gives its Counts at every scrape.
+type CountSource interface {
+	Counts() []Counts
+}
+
+// AddSource adds src's counts to the metrics from now on.
+func (m *Metrics) AddSource(src CountSource) {
+	m.mu.Lock()
+	m.sources = append(m.sources, src)
+	m.mu.Unlock()
+}
+
+// external sums the sources' counts by metrics row.
+func (m *Metrics) external() map[int]*pendingRow {
+	m.mu.Lock()
+	sources := append([]CountSource{}, m.sources...)
+	m.mu.Unlock()
+	if len(sources) == 0 {
+		return nil
+	}
+	rows := map[int]*pendingRow{}
+	for _, src := range sources {
+		for _, c := range src.Counts() {
+			r := m.row(c.Protocol)
+			pr := rows[r]
+			if pr == nil {
+				pr = &pendingRow{}
+				rows[r] = pr
+			}
+			for o := 0; o < numOutcomes; o++ {
+				if o != int(wire.AnsweredOpen) {
+					pr.req[o] += c.Requests[outcomeLabel(o)]
+				}
+			}
+			pr.in += c.In
+			pr.out += c.Out
+		}
+	}
+	return rows
+}
+
+// pendingRow is one protocol's counts from the sources.
+type pendingRow struct {
+	req     [numOutcomes]uint64
+	in, out uint64
+}
+
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.requests
@@ -135,6 +193,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector: it sums every loop's counters.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	ext := m.external()
 	m.mu.Lock()
 	protocols := append([]string{}, m.protocols...)
 	workers := append([]*workerStats{}, m.workers...)
@@ -145,6 +204,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 				continue // counted with Answered: one "answered" label
 			}
 			var n uint64
+			if e := ext[r]; e != nil {
+				n = e.req[o]
+			}
 			for _, w := range workers {
 				n += w.req[r][o].Load()
 				if o == int(wire.Answered) {
@@ -154,6 +216,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(n), p, outcomeLabel(o))
 		}
 		var in, out uint64
+		if e := ext[r]; e != nil {
+			in, out = e.in, e.out
+		}
 		for _, w := range workers {
 			in += w.in[r].Load()
 			out += w.out[r].Load()

@@ -133,6 +133,10 @@ func (s *Server) SetHandlers(handlers ...Handler) {
 	s.route.Store(rt)
 }
 
+// AddCounts adds src's counts (the XDP fast path's) to the server's
+// requests and bytes metrics.
+func (s *Server) AddCounts(src CountSource) { s.metrics.AddSource(src) }
+
 // SetLimits replaces the byte budgets (on reload); the per-IP state starts afresh.
 func (s *Server) SetLimits(l Limits) error {
 	lim, err := newLimiter(l, s.cfg.Workers*max(len(s.cfg.Listen), 1))

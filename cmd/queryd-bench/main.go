@@ -6,8 +6,10 @@
 //	queryd-bench load  -target 127.0.0.1:27015 -proto a2s_info [-sources 16 -inflight 32 -duration 10s -pid PID]
 //	queryd-bench fixed -listen 127.0.0.1:27016 [-size 120]
 //	queryd-bench naive -listen 127.0.0.1:27017 [-size 120]
+//	queryd-bench flood -iface qdbc -dst-mac MAC -mode token|spoof (bench/xdp.sh)
 //
-// Every address must be on loopback: the generator floods.
+// Every address must be on loopback: the generator floods. flood sends raw
+// frames only inside a network namespace, to and from 198.18.0.0/15.
 package main
 
 import (
@@ -22,7 +24,10 @@ const usage = `usage:
   queryd-bench load  [-target IP:PORT] [-proto NAME] [-sources N] [-inflight N] [-duration D] [-count N] [-pid PID]
   queryd-bench fixed [-listen IP:PORT] [-size N]   fixed-reply server on queryd's socket layer
   queryd-bench naive [-listen IP:PORT] [-size N]   naive net.UDPConn fixed-reply server
-Run a subcommand with -h for its flags. Addresses must be on loopback.
+  queryd-bench flood -iface IF -dst-mac MAC [-mode token|spoof] [-duration D] [-pid PID]
+                     raw A2S_INFO frames (AF_PACKET sendmmsg) from inside bench/xdp.sh's namespace
+Run a subcommand with -h for its flags. Addresses must be on loopback (flood: in 198.18.0.0/15,
+inside a network namespace).
 `
 
 func main() {
@@ -41,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdFixed(args[1:], stdout, stderr)
 	case "naive":
 		return cmdNaive(args[1:], stdout, stderr)
+	case "flood":
+		return cmdFlood(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,27 @@
+package a2s
+
+import (
+	"time"
+
+	"github.com/queryd/queryd/module"
+)
+
+// FastReplies hands the XDP fast path the replies it may send: A2S_INFO
+// (also without a token when info_challenge is off), and A2S_PLAYER and
+// A2S_RULES when they fit one datagram. The PLAYER reply is the one Serve
+// sends this second (the same per-second cache).
+func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
+	enc := h.enc.Load()
+	if enc == nil {
+		return
+	}
+	put(module.FastReply{Query: module.FastA2SInfo, Reply: enc.info[0], Open: !h.cfg.InfoChallenge})
+	if len(enc.rules) == 1 {
+		put(module.FastReply{Query: module.FastA2SRules, Reply: enc.rules[0]})
+	}
+	if pr := h.playerReply(enc); len(pr.dgrams) == 1 {
+		put(module.FastReply{Query: module.FastA2SPlayer, Reply: pr.dgrams[0]})
+	}
+}
+
+var _ module.FastPath = (*Handler)(nil)

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# bench/xdp.sh — queryd's socket path against its XDP fast path, same
+# generator, same veth pair, A B alternation (see bench/README.md, "XDP").
+#
+# Makes two network namespaces joined by a veth pair (198.18.0.0/15, the
+# benchmarking range, exists only there), runs queryd in one and the raw
+# frame generator (queryd-bench flood) in the other, and removes both on
+# exit. Needs root. Every load is bounded: RUNS <= 20, DURATION <= 60 s.
+#
+#   bench/xdp.sh                       # RUNS=5 DURATION=10s, both loads, ~5 minutes
+#   RUNS=3 DURATION=5s LOADS=spoof bench/xdp.sh
+set -euo pipefail
+
+RUNS=${RUNS:-5}
+DURATION=${DURATION:-10s}
+WARMUP=${WARMUP:-1s}
+LOADS=${LOADS:-"token spoof"}
+THREADS=${THREADS:-1}
+MODE=${MODE:-native}
+
+[ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
+[ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
+secs=${DURATION%s}
+[ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "DURATION must be 1s to 60s"; exit 1; }
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+work=$(mktemp -d)
+id=$$
+srv=qdb-s$id cli=qdb-c$id sif=qdbs$id cif=qdbc$id
+qpid=""
+cleanup() {
+	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null || true
+	ip netns del "$srv" 2>/dev/null || true
+	ip netns del "$cli" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+go build -o "$work/queryd" ./cmd/queryd
+go build -o "$work/queryd-bench" ./cmd/queryd-bench
+
+ip netns add "$srv"
+ip netns add "$cli"
+ip link add "$sif" netns "$srv" type veth peer name "$cif" netns "$cli"
+ip -n "$srv" addr add 198.18.0.1/24 dev "$sif"
+ip -n "$cli" addr add 198.18.0.2/24 dev "$cif"
+for i in $(seq 1 16); do ip -n "$cli" addr add "198.18.1.$i/32" dev "$cif"; done
+for ns in "$srv" "$cli"; do ip -n "$ns" link set lo up; done
+ip -n "$srv" link set "$sif" up
+ip -n "$cli" link set "$cif" up
+# Answers to the token clients and to the spoofed sources go back over the veth.
+ip -n "$srv" route add 198.18.1.0/24 via 198.18.0.2
+ip -n "$srv" route add 198.18.128.0/17 via 198.18.0.2
+smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
+
+config() { # $1: the [xdp] interfaces value
+	cat >"$work/queryd.toml" <<EOF
+[listen]
+udp = ["0.0.0.0:27015"]
+recv_buffer = "4MiB"
+
+[feed]
+socket = "$work/feed.sock"
+stale_after = "10m"
+
+[limits]
+per_ip_rate = "1GiB"
+per_ip_burst = "1MiB"
+unproven_rate = "4GiB"
+unproven_burst = "1MiB"
+
+[server]
+name = "queryd benchmark"
+map = "bench_map"
+max_players = 64
+
+[admin]
+listen = ""
+
+[log]
+level = "info"
+
+[xdp]
+interfaces = $1
+mode = "$MODE"
+EOF
+}
+
+start_queryd() { # $1: socket or xdp
+	if [ "$1" = xdp ]; then config "[\"$sif\"]"; else config "[]"; fi
+	ip netns exec "$srv" "$work/queryd" -config "$work/queryd.toml" </dev/null 2>"$work/queryd-$1.log" &
+	qpid=$!
+	for _ in $(seq 1 50); do
+		[ -S "$work/feed.sock" ] && break
+		sleep 0.1
+	done
+	printf '{"op":"replace","state":{"name":"queryd benchmark server","map":"de_bench","game":"Benchmark","folder":"bench","version":"1.0.0","max_players":64,"players":{"0":{"name":"Thomas","score":12,"ping":31}}}}\n' |
+		"$work/queryd" push -socket "$work/feed.sock" >/dev/null
+	if [ "$1" = xdp ] && ! grep -q 'XDP fast path attached' "$work/queryd-$1.log"; then
+		echo "queryd did not attach XDP:"; cat "$work/queryd-$1.log"; exit 1
+	fi
+}
+
+stop_queryd() {
+	kill "$qpid"
+	wait "$qpid" || true
+	qpid=""
+}
+
+echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
+results="$work/results"
+for run in $(seq 1 "$RUNS"); do
+	for load in $LOADS; do
+		for path in socket xdp; do
+			start_queryd "$path"
+			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" \
+				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -pid "$qpid")
+			stop_queryd
+			echo "run=$run path=$path $line" | tee -a "$results" >&2
+		done
+	done
+done
+
+# Medians per load and path, and the ratios xdp / socket.
+awk '
+function med(arr, n,   i, j, t) {
+	for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]; arr[j + 1] = t }
+	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
+}
+{
+	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	k = v["mode"] SUBSEP v["path"]; n[k]++
+	ans[k, n[k]] = v["answered_per_s"]; off[k, n[k]] = v["offered_per_s"]
+	mcpu[k, n[k]] = v["machine_cpu_us_per_answer"]; scpu[k, n[k]] = v["server_cpu_us_per_answer"]; sirq[k, n[k]] = v["softirq_us_per_answer"]
+	loads[v["mode"]] = 1
+}
+END {
+	printf "%-6s %-6s %12s %12s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server"
+	for (l in loads) {
+		for (p = 0; p < 2; p++) {
+			path = p ? "xdp" : "socket"; k = l SUBSEP path; m = n[k]
+			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i] }
+			A[path] = med(a, m); C[path] = med(c, m)
+			printf "%-6s %-6s %12.0f %12.0f %10.3f %10.3f %10.3f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m)
+		}
+		printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
+	}
+}' "$results"

@@ -1,0 +1,372 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/queryd/queryd/xdp"
+)
+
+// floodNet is the only range the flood generator sends to or from: the
+// benchmarking range (RFC 2544), which bench/xdp.sh puts on a veth pair
+// between two network namespaces it makes.
+var floodNet = netip.MustParsePrefix("198.18.0.0/15")
+
+// cmdFlood runs the raw-frame A2S_INFO generator of bench/xdp.sh: frames
+// written with sendmmsg on an AF_PACKET socket (no qdisc), open loop, from
+// inside a network namespace; answers are counted by the XDP pass program
+// on the same interface.
+func cmdFlood(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flood", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	iface := fs.String("iface", "", "interface to send on (the client's end of the veth pair)")
+	dstMAC := fs.String("dst-mac", "", "the server interface's MAC address")
+	target := fs.String("target", "198.18.0.1:27015", "server address (in 198.18.0.0/15)")
+	mode := fs.String("mode", "token", "token: A2S_INFO with valid tokens from -sources addresses on -iface; spoof: without a token, from random spoofed sources")
+	sources := fs.String("sources", "198.18.1.1-16", "token mode: the client addresses (already on -iface) as FIRST-LASTBYTE")
+	duration := fs.Duration("duration", 10*time.Second, "measured time (at most 2 minutes)")
+	warmup := fs.Duration("warmup", time.Second, "time before the measurement")
+	threads := fs.Int("threads", 1, "sending threads")
+	pid := fs.Int("pid", 0, "the server's process, for its CPU time")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, mode: *mode, sources: *sources,
+		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid})
+	if err != nil {
+		fmt.Fprintln(stderr, "queryd-bench flood:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, r)
+	return 0
+}
+
+type floodOpts struct {
+	iface, dstMAC, target, mode, sources string
+	duration, warmup                     time.Duration
+	threads, pid                         int
+}
+
+func flood(o floodOpts) (string, error) {
+	dst, err := netip.ParseAddrPort(o.target)
+	if err != nil || !floodNet.Contains(dst.Addr()) {
+		return "", fmt.Errorf("-target must be in %s, got %q", floodNet, o.target)
+	}
+	if o.duration <= 0 || o.duration+o.warmup > 2*time.Minute || o.threads < 1 || o.threads > 8 {
+		return "", errors.New("-duration plus -warmup at most 2 minutes, -threads 1 to 8")
+	}
+	if err := notRootNamespace(); err != nil {
+		return "", err
+	}
+	ifc, err := net.InterfaceByName(o.iface)
+	if err != nil {
+		return "", err
+	}
+	dmac, err := net.ParseMAC(o.dstMAC)
+	if err != nil {
+		return "", fmt.Errorf("-dst-mac: %w", err)
+	}
+	// First: the token round's answers come back through it too.
+	pass, err := xdp.AttachPass(o.iface)
+	if err != nil {
+		return "", err
+	}
+	defer pass.Close()
+	var frames [][]byte
+	switch o.mode {
+	case "token":
+		frames, err = tokenFrames(ifc.HardwareAddr, dmac, dst, o.sources)
+	case "spoof":
+		frames = spoofFrames(ifc.HardwareAddr, dmac, dst)
+	default:
+		err = fmt.Errorf("-mode token or spoof, got %q", o.mode)
+	}
+	if err != nil {
+		return "", err
+	}
+	fd, err := packetSocket(ifc.Index)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	return measureFlood(o, fd, frames, pass)
+}
+
+// measureFlood sends frames in a loop on threads until warmup+duration and
+// measures the window.
+func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass) (string, error) {
+	var sent atomic.Uint64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errc := make(chan error, o.threads)
+	for i := 0; i < o.threads; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errc <- sendLoop(fd, frames, i*len(frames)/o.threads, &sent, &stop)
+		}(i)
+	}
+	time.Sleep(o.warmup)
+	s0, a0, m0, srv0 := sent.Load(), mustUDP(pass), machineCPU(), serverCPU(o.pid)
+	start := time.Now()
+	time.Sleep(o.duration)
+	s1, a1, m1, srv1 := sent.Load(), mustUDP(pass), machineCPU(), serverCPU(o.pid)
+	secs := time.Since(start).Seconds()
+	stop.Store(true)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			return "", err
+		}
+	}
+	answers := float64(a1 - a0)
+	if answers == 0 {
+		return "", errors.New("no answer in the measured window")
+	}
+	perAnswer := func(d time.Duration) float64 { return float64(d.Microseconds()) / answers }
+	return fmt.Sprintf("RESULT mode=%s offered_per_s=%.0f answered_per_s=%.0f machine_cpu_us_per_answer=%.3f softirq_us_per_answer=%.3f server_cpu_us_per_answer=%.3f seconds=%.3f",
+		o.mode, float64(s1-s0)/secs, answers/secs, perAnswer(m1.busy-m0.busy), perAnswer(m1.softirq-m0.softirq),
+		perAnswer(srv1-srv0), secs), nil
+}
+
+func mustUDP(p *xdp.Pass) uint64 {
+	n, _ := p.UDP()
+	return n
+}
+
+// notRootNamespace refuses to flood from anywhere but a named network
+// namespace (one that ip netns made, as bench/xdp.sh does): never from the
+// host's own.
+func notRootNamespace() error {
+	var self unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/net", &self); err != nil {
+		return fmt.Errorf("network namespace: %w", err)
+	}
+	named, _ := os.ReadDir("/run/netns")
+	for _, e := range named {
+		var st unix.Stat_t
+		if unix.Stat("/run/netns/"+e.Name(), &st) == nil && st.Dev == self.Dev && st.Ino == self.Ino {
+			return nil
+		}
+	}
+	return errors.New("run inside the network namespace bench/xdp.sh makes (ip netns exec), not in the host's")
+}
+
+// packetSocket is an AF_PACKET socket bound to ifindex that sends frames
+// as they are, past the qdisc.
+func packetSocket(ifindex int) (int, error) {
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("AF_PACKET socket (needs CAP_NET_RAW): %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Ifindex: ifindex}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("bind: %w", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_QDISC_BYPASS, 1)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4<<20)
+	return fd, nil
+}
+
+// mmsghdr is struct mmsghdr.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+	_   [4]byte
+}
+
+// sendLoop sends frames in batches of 64 with sendmmsg, starting at first,
+// until stop; ENOBUFS (a full device queue) is waited out.
+func sendLoop(fd int, frames [][]byte, first int, sent *atomic.Uint64, stop *atomic.Bool) error {
+	const batch = 64
+	iov := make([]unix.Iovec, len(frames))
+	for i, f := range frames {
+		iov[i].Base = &f[0]
+		iov[i].SetLen(len(f))
+	}
+	msgs := make([]mmsghdr, batch)
+	for i := first; !stop.Load(); {
+		for j := range msgs {
+			k := (i + j) % len(frames)
+			msgs[j].hdr.Iov = &iov[k]
+			msgs[j].hdr.SetIovlen(1)
+		}
+		n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&msgs[0])), batch, 0, 0, 0)
+		switch {
+		case errno == unix.ENOBUFS || errno == unix.EAGAIN || errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return fmt.Errorf("sendmmsg: %w", errno)
+		}
+		sent.Add(uint64(n))
+		i = (i + int(n)) % len(frames)
+	}
+	return nil
+}
+
+// tokenFrames asks each source address for its A2S token over a normal
+// socket, then builds token-bearing A2S_INFO frames from it, 256 source
+// ports per address (so that the socket path's SO_REUSEPORT hash spreads
+// them over its sockets).
+func tokenFrames(smac, dmac net.HardwareAddr, dst netip.AddrPort, sources string) ([][]byte, error) {
+	addrs, err := parseSources(sources)
+	if err != nil {
+		return nil, err
+	}
+	var frames [][]byte
+	for _, a := range addrs {
+		tok, err := askToken(a, dst)
+		if err != nil {
+			return nil, err
+		}
+		req := append([]byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"), tok...)
+		for p := 0; p < 256; p++ {
+			frames = append(frames, udpFrame(smac, dmac, netip.AddrPortFrom(a, uint16(20000+p)), dst, req))
+		}
+	}
+	return frames, nil
+}
+
+// spoofFrames builds 4,096 token-less A2S_INFO frames from random sources
+// in 198.18.128.0/17 (no such host exists: the answers come back to the
+// veth and are counted, then dropped by the client namespace's kernel).
+func spoofFrames(smac, dmac net.HardwareAddr, dst netip.AddrPort) [][]byte {
+	req := []byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00")
+	rng := rand.New(rand.NewPCG(1, 2))
+	frames := make([][]byte, 4096)
+	for i := range frames {
+		a := netip.AddrFrom4([4]byte{198, 18, 128 | byte(rng.IntN(128)), byte(rng.IntN(256))})
+		frames[i] = udpFrame(smac, dmac, netip.AddrPortFrom(a, uint16(1024+rng.IntN(60000))), dst, req)
+	}
+	return frames
+}
+
+// parseSources reads "198.18.1.1-16": the addresses 198.18.1.1 to .16.
+func parseSources(s string) ([]netip.Addr, error) {
+	first, last, ok := strings.Cut(s, "-")
+	a, err := netip.ParseAddr(first)
+	n, err2 := strconv.Atoi(last)
+	if !ok || err != nil || err2 != nil || !a.Is4() || !floodNet.Contains(a) || n < int(a.As4()[3]) || n > 254 {
+		return nil, fmt.Errorf("-sources: want FIRST-LASTBYTE in %s such as 198.18.1.1-16, got %q", floodNet, s)
+	}
+	var out []netip.Addr
+	for b := int(a.As4()[3]); b <= n; b++ {
+		v := a.As4()
+		v[3] = byte(b)
+		out = append(out, netip.AddrFrom4(v))
+	}
+	return out, nil
+}
+
+// askToken gets src's A2S challenge token from the server.
+func askToken(src netip.Addr, dst netip.AddrPort) ([]byte, error) {
+	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0)), net.UDPAddrFromAddrPort(dst))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	buf := make([]byte, 1500)
+	for try := 0; try < 5; try++ {
+		c.Write([]byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"))
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := c.Read(buf)
+		if err == nil && n == 9 && buf[4] == 'A' {
+			return append([]byte{}, buf[5:9]...), nil
+		}
+	}
+	return nil, fmt.Errorf("no challenge for %s from %s", src, dst)
+}
+
+// udpFrame is an Ethernet + IPv4 + UDP frame with both checksums.
+func udpFrame(smac, dmac net.HardwareAddr, src, dst netip.AddrPort, payload []byte) []byte {
+	b := make([]byte, 14+20+8+len(payload))
+	copy(b[0:6], dmac)
+	copy(b[6:12], smac)
+	binary.BigEndian.PutUint16(b[12:], 0x0800)
+	ip := b[14:34]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(20+8+len(payload)))
+	binary.BigEndian.PutUint16(ip[6:], 0x4000)
+	ip[8], ip[9] = 64, 17
+	s4, d4 := src.Addr().As4(), dst.Addr().As4()
+	copy(ip[12:16], s4[:])
+	copy(ip[16:20], d4[:])
+	binary.BigEndian.PutUint16(ip[10:], ^csum(ip, 0))
+	u := b[34:]
+	binary.BigEndian.PutUint16(u[0:], src.Port())
+	binary.BigEndian.PutUint16(u[2:], dst.Port())
+	binary.BigEndian.PutUint16(u[4:], uint16(8+len(payload)))
+	copy(u[8:], payload)
+	pseudo := uint32(17) + uint32(8+len(payload))
+	pseudo += uint32(binary.BigEndian.Uint16(s4[0:])) + uint32(binary.BigEndian.Uint16(s4[2:]))
+	pseudo += uint32(binary.BigEndian.Uint16(d4[0:])) + uint32(binary.BigEndian.Uint16(d4[2:]))
+	c := ^csum(u, pseudo)
+	if c == 0 {
+		c = 0xFFFF
+	}
+	binary.BigEndian.PutUint16(u[6:], c)
+	return b
+}
+
+// csum is the folded ones' complement sum of b plus seed.
+func csum(b []byte, seed uint32) uint16 {
+	s := seed
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	if len(b)%2 == 1 {
+		s += uint32(b[len(b)-1]) << 8
+	}
+	for s>>16 != 0 {
+		s = s&0xFFFF + s>>16
+	}
+	return uint16(s)
+}
+
+// cpuTimes are the whole machine's busy and softirq times from /proc/stat.
+type cpuTimes struct{ busy, softirq time.Duration }
+
+func machineCPU() cpuTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	tick := func(i int) time.Duration {
+		if i >= len(f) {
+			return 0
+		}
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		return time.Duration(n) * 10 * time.Millisecond // USER_HZ = 100
+	}
+	busy := tick(1) + tick(2) + tick(3) + tick(6) + tick(7) + tick(8)
+	return cpuTimes{busy: busy, softirq: tick(7)}
+}
+
+// serverCPU is the server process's utime + stime (0 without a pid).
+func serverCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	d, _ := procCPU(pid)
+	return d
+}

@@ -1,0 +1,116 @@
+// Package xdp is queryd's optional XDP fast path (Linux): an eBPF program
+// attached to the network interfaces named in [xdp] interfaces that answers
+// the hot single-datagram queries in the driver, with the bytes, challenges
+// and budgets of the socket path, and passes everything else to the socket
+// path untouched.
+//
+// # What the program answers
+//
+// UDP to one of queryd's [listen] addresses (port and address, or any
+// address of the family; an IPv6 socket is IPv6 only), IPv4 without options
+// and not fragmented, IPv6 with UDP as the first next header:
+//
+//	A2S_INFO ("Source Engine Query\0") without a valid token  the 9-byte challenge (the INFO reply when [a2s] info_challenge is off)
+//	A2S_INFO with a valid token                               the INFO reply
+//	A2S_PLAYER / A2S_RULES with a valid token                 the reply, when it fits one datagram; else passed
+//	A2S_PLAYER / A2S_RULES without a valid token              the 9-byte challenge
+//	GameSpy4 handshake (FE FD 09)                             09 <session> <token in decimal> 00
+//	GameSpy4 basic / full stat with a valid token             the stat reply behind the client's session id
+//	Quake 3 getinfo / getstatus (any case; then nothing, \n or NUL)  infoResponse / statusResponse
+//	anything else                                             XDP_PASS
+//
+// Passed to the socket path as they are: A2S compat ("SOURCE\0", the 'A'
+// retry), A2A_PING and GETCHALLENGE, a GameSpy4 stat with a wrong or expired
+// token (the socket path ignores and counts it), a Quake 3 request with a
+// challenge argument (the reply echoes it), SAGL, SQP, Bedrock, relay
+// traffic, replies of several datagrams or larger than the interface's MTU,
+// and everything while the program is not yet fed replies.
+//
+// Replies leave with XDP_TX: Ethernet addresses, IP addresses and UDP ports
+// swapped; IPv4 with TTL 64, DF, ID 0 and a correct header checksum; IPv6
+// with hop limit 64; a full UDP checksum over IPv4 and IPv6 (a veth sender
+// with checksum offload leaves only the pseudo-header sum in its frames, so
+// the program never reuses the request's). The payload is byte for byte
+// what the socket path sends for the same state and token (the tests
+// compare every kind over IPv4 and IPv6). A frame is resized at its tail,
+// or at its head where the driver left no tailroom (a veth running the
+// program on the sender's skb); when neither works the query is passed
+// (queryd_xdp_resize_failed_total).
+//
+// # Challenges, budgets, staleness
+//
+// Tokens are challenge.Issuer's: SipHash-2-4 of the source address (an
+// IPv4-mapped IPv6 source is its IPv4 address) and the 30 s epoch, under the
+// daemon's key, which the daemon writes into the config map with the offset
+// between the wall clock and CLOCK_MONOTONIC (bpf_ktime_get_ns): the
+// program's epoch is user space's to within the 50 ms the offset is
+// refreshed in, and only a step of the wall clock moves it. The current and
+// the previous epoch are valid; the token is never 0 nor -1.
+//
+// The budgets are the responder's, with its defaults and semantics, kept in
+// the program: the per-IP byte budget ([limits] per_ip_rate, per_ip_burst)
+// in an LRU hash of [limits] tracked_ips sources keyed by IPv4 address or
+// IPv6 /64, for every reply; the global unproven budget ([limits]
+// unproven_rate, unproven_burst) for replies larger than their request to
+// sources without a valid token (A2S_INFO with info_challenge off, Quake 3),
+// split among the CPUs as the responder splits it among its receive loops
+// (each share's burst at least 1,500 bytes); Quake 3's per-source packet
+// rate ([quake3] packet_rate, packet_burst) in its own LRU hash, before the
+// reply. Each bucket is a GCRA (one 64-bit theoretical arrival time updated
+// with compare-and-swap, so CPUs share it without a lock), which refuses
+// exactly what a token bucket of the same rate and burst refuses. A refused
+// reply is dropped and counted as rate_limited. The fast path's budgets are
+// its own: a source whose queries go partly through the program and partly
+// through the socket path (A2S_PLAYER split in several datagrams) can draw
+// each path's budget.
+//
+// Stale means silence here too: the daemon writes when the feed goes stale
+// (its last message plus [feed] stale_after, on the monotonic clock); past
+// it the program drops every query it would answer and counts it as stale.
+// A feed message revives it within 50 ms.
+//
+// # Maps and updates
+//
+// config_map (the key, the clock offset, the feed's deadline, the budgets,
+// the listen table, the MTU), replies (an array of maps holding one array
+// of pre-encoded replies: the daemon builds a new array on every snapshot,
+// and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
+// query never sees half an update; the program's A2S_PLAYER reply may lag
+// the socket path's by up to one sync, 50 ms, after the second turns), perip and q3rate (LRU hashes),
+// unproven (per CPU), stats_map (per-CPU counters). A reload ([limits], the
+// protocol sections) re-publishes the maps without re-attaching; [xdp]
+// itself and [limits] tracked_ips need a restart.
+//
+// # Metrics
+//
+// The program's answers are counted under the responder's names:
+// queryd_requests_total{protocol,outcome} (answered, challenged,
+// rate_limited, stale), queryd_received_bytes_total and
+// queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode},
+// queryd_xdp_passed_total (datagrams to a listen address left to the socket
+// path), queryd_xdp_resize_failed_total, queryd_xdp_reply_updates_total.
+//
+// # Attaching
+//
+// [xdp] interfaces = ["eth0"] (empty, the default: off) and mode = "native"
+// (in the driver; when the driver refuses, generic with a warning) or
+// "generic". The program is attached through a BPF link: a daemon that
+// crashes leaves nothing attached, and it is detached on exit. Loading needs
+// CAP_BPF and CAP_NET_ADMIN (or root) and Linux 5.18 or later
+// (bpf_xdp_store_bytes); without them, or when the kernel or the interface
+// refuses, queryd logs why and serves on the socket path: it never refuses
+// to start. docs/deploy.md has the systemd drop-in and the container flags.
+//
+// # Building
+//
+// bpf/queryd.c is compiled with clang through cilium/ebpf's bpf2go
+// (go generate ./xdp, with Debian's clang 14, llvm-strip and libbpf-dev);
+// the object (queryd_bpfel.o) and its Go bindings (queryd_bpfel.go) are
+// committed, so that go build needs no clang, and .ci/run regenerates them
+// and fails on a difference. C rather than cilium/ebpf's asm package: the
+// program parses three protocols, computes SipHash-2-4, a GCRA and two
+// checksums, and is ~700 lines of C the verifier checks; written as
+// instructions by hand it would be several times longer and much harder to
+// review. Elsewhere than Linux on a little-endian CPU, New returns
+// ErrUnsupported.
+package xdp

@@ -1,0 +1,458 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/wire"
+)
+
+// syncEvery is how often Serve checks the feed's freshness and the clocks.
+const syncEvery = 50 * time.Millisecond
+
+// FastPath is the loaded and attached XDP program with the maps it reads.
+// New acquires it (load, attach); Serve keeps the maps in sync until its
+// context ends, then detaches.
+type FastPath struct {
+	cfg        Config
+	log        *slog.Logger
+	objs       querydObjects
+	inner      *ebpf.MapSpec // a replies array, made anew for each publication
+	links      []attached
+	ncpu       int
+	protos     atomic.Pointer[[]module.Protocol]
+	limits     atomic.Pointer[responder.Limits]
+	kick       chan struct{}
+	disabled   atomic.Bool  // tests: pass everything to the socket path
+	clockShift atomic.Int64 // tests: ns added to the program's wall clock (token epochs)
+
+	mu       sync.Mutex // guards what Serve and a scrape share
+	last     [numSlots]querydReply
+	lastCfg  querydConfig
+	updates  uint64 // reply publications
+	closed   bool
+	closeErr error
+}
+
+// attached is one interface the program is attached to.
+type attached struct {
+	name, mode string
+	link       link.Link
+}
+
+// New loads the program and attaches it to every configured interface
+// through a BPF link (a crashed daemon leaves nothing attached). It fails
+// with the reason when the kernel refuses (no CAP_BPF / CAP_NET_ADMIN, no
+// XDP, an unknown interface); the daemon then serves on the socket path.
+func New(cfg Config) (f *FastPath, err error) {
+	if len(cfg.Interfaces) == 0 {
+		return nil, errors.New("no interface to attach to")
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeNative
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Issuer == nil {
+		return nil, errors.New("no challenge issuer")
+	}
+	spec, err := loadQueryd()
+	if err != nil {
+		return nil, err
+	}
+	tracked := uint32(max(cfg.Limits.TrackedIPs, 16))
+	spec.Maps[querydMapPerip].MaxEntries = tracked
+	spec.Maps[querydMapQ3rate].MaxEntries = tracked
+	f = &FastPath{cfg: cfg, log: cfg.Logger, inner: spec.Maps[querydMapReplies].InnerMap.Copy(), kick: make(chan struct{}, 1)}
+	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
+		return nil, fmt.Errorf("possible CPUs: %w", err)
+	}
+	if err := spec.LoadAndAssign(&f.objs, nil); err != nil {
+		return nil, fmt.Errorf("load the XDP program (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
+	}
+	loaded := f // the returns below set f to nil
+	defer func() {
+		if err != nil {
+			loaded.close()
+		}
+	}()
+	l := cfg.Limits
+	f.limits.Store(&l)
+	mtu, err := f.attachAll()
+	if err != nil {
+		return nil, err
+	}
+	f.lastCfg.Mtu = uint32(mtu)
+	if err := f.syncConfig(); err != nil {
+		return nil, err
+	}
+	if cfg.Registry != nil {
+		if err := cfg.Registry.Register(collector{f}); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// attachAll attaches the program to every interface and returns the
+// smallest MTU among them.
+func (f *FastPath) attachAll() (int, error) {
+	mtu := math.MaxInt
+	for _, name := range f.cfg.Interfaces {
+		ifc, err := net.InterfaceByName(name)
+		if err != nil {
+			return 0, fmt.Errorf("interface %q: %w", name, err)
+		}
+		a, err := f.attach(ifc)
+		if err != nil {
+			return 0, err
+		}
+		f.links = append(f.links, a)
+		mtu = min(mtu, ifc.MTU)
+	}
+	return mtu, nil
+}
+
+// attach links the program to ifc in the configured mode; native falls
+// back to generic with a warning.
+func (f *FastPath) attach(ifc *net.Interface) (attached, error) {
+	mode := f.cfg.Mode
+	flags := link.XDPDriverMode
+	if mode == ModeGeneric {
+		flags = link.XDPGenericMode
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.QuerydXdp, Interface: ifc.Index, Flags: flags})
+	if err != nil && mode == ModeNative {
+		f.log.Warn("XDP: native mode refused; falling back to generic (slower)", "interface", ifc.Name, "err", err)
+		mode = ModeGeneric
+		l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.QuerydXdp, Interface: ifc.Index, Flags: link.XDPGenericMode})
+	}
+	if err != nil {
+		return attached{}, fmt.Errorf("attach XDP to %q (needs CAP_NET_ADMIN): %w", ifc.Name, err)
+	}
+	f.log.Info("XDP fast path attached", "interface", ifc.Name, "mode", mode)
+	return attached{name: ifc.Name, mode: mode, link: l}, nil
+}
+
+// Name is the part's label in logs.
+func (f *FastPath) Name() string { return "xdp" }
+
+// SetProtocols makes ps the protocols whose replies the program sends (at
+// start and on reload); it does not re-attach.
+func (f *FastPath) SetProtocols(ps []module.Protocol) {
+	ps = append([]module.Protocol(nil), ps...)
+	f.protos.Store(&ps)
+	f.Changed()
+}
+
+// SetLimits replaces the budgets (on reload). The per-source state is kept;
+// [limits] tracked_ips takes effect on a restart.
+func (f *FastPath) SetLimits(l responder.Limits) {
+	f.limits.Store(&l)
+	f.Changed()
+}
+
+// Changed tells Serve that the replies may have changed (a new snapshot);
+// it never blocks.
+func (f *FastPath) Changed() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Serve keeps the maps in sync (replies on every change and every second,
+// the feed's freshness and the clocks every syncEvery) until ctx is done,
+// then detaches and frees the program.
+func (f *FastPath) Serve(ctx context.Context) error {
+	defer f.close()
+	tick := time.NewTicker(syncEvery)
+	defer tick.Stop()
+	f.publishLogged()
+	sec := time.Now().Unix()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.kick:
+			f.syncLogged()
+			f.publishLogged()
+		case now := <-tick.C:
+			f.syncLogged()
+			if s := now.Unix(); s != sec {
+				sec = s
+				f.publishLogged()
+			}
+		}
+	}
+}
+
+func (f *FastPath) publishLogged() {
+	if err := f.publish(time.Now()); err != nil {
+		f.log.Warn("XDP: publishing the replies", "err", err)
+	}
+}
+
+func (f *FastPath) syncLogged() {
+	if err := f.syncConfig(); err != nil {
+		f.log.Warn("XDP: writing the config map", "err", err)
+	}
+}
+
+// publish asks the protocols for their replies and, when they changed,
+// swaps a new replies array into the program's map whole.
+func (f *FastPath) publish(now time.Time) error {
+	var slots [numSlots]querydReply
+	if ps := f.protos.Load(); ps != nil {
+		for _, p := range *ps {
+			if fp, ok := p.(module.FastPath); ok {
+				fp.FastReplies(now, func(r module.FastReply) { fill(&slots, r) })
+			}
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed || slots == f.last {
+		return nil
+	}
+	m, err := ebpf.NewMap(f.inner)
+	if err != nil {
+		return fmt.Errorf("replies array: %w", err)
+	}
+	defer m.Close() // the outer map keeps its own reference
+	for i := range slots {
+		if slots[i].Len == 0 {
+			continue
+		}
+		if err := m.Put(uint32(i), &slots[i]); err != nil {
+			return fmt.Errorf("reply %d: %w", i, err)
+		}
+	}
+	if err := f.objs.Replies.Put(uint32(0), m); err != nil {
+		return fmt.Errorf("swap the replies: %w", err)
+	}
+	f.last = slots
+	f.updates++
+	return nil
+}
+
+// fill puts r into its slot, unless the program does not know it or it
+// does not fit one reply.
+func fill(slots *[numSlots]querydReply, r module.FastReply) {
+	i, ok := slotOf[r.Query]
+	if !ok || len(r.Reply) == 0 || len(r.Reply) > maxReply {
+		return
+	}
+	s := &slots[i]
+	s.Len = uint32(len(r.Reply))
+	s.Csum = sum16(r.Reply)
+	if r.Open {
+		s.Flags = replyOpen
+	}
+	copy(s.Data[:], r.Reply)
+}
+
+// syncConfig writes the config map when it changed: the clocks' offset,
+// the feed's freshness, the budgets, the listen addresses.
+func (f *FastPath) syncConfig() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	c := f.lastCfg
+	key := f.cfg.Issuer.Key()
+	c.K0 = binary.LittleEndian.Uint64(key[:8])
+	c.K1 = binary.LittleEndian.Uint64(key[8:])
+	mono, wall := clocks()
+	off := uint64(wall - mono + f.clockShift.Load())
+	if d := int64(off - c.WallOffset); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
+		c.WallOffset = off // the offset moves with steps of the wall clock only
+	}
+	c.FreshUntil = f.freshUntil(wall, mono)
+	f.setBudgets(&c)
+	c.Listen = listenEntries(f.cfg.Listen)
+	c.Enabled = 1
+	if f.disabled.Load() {
+		c.Enabled = 0
+	}
+	if c == f.lastCfg && c.K0 != 0 {
+		return nil
+	}
+	if err := f.objs.ConfigMap.Put(uint32(0), &c); err != nil {
+		return err
+	}
+	f.lastCfg = c
+	return nil
+}
+
+// clocks reads CLOCK_MONOTONIC (bpf_ktime_get_ns) and the wall clock.
+func clocks() (mono, wall int64) {
+	var m unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &m)
+	return m.Nano(), time.Now().UnixNano()
+}
+
+// freshUntil is the monotonic time after which the feed is stale, as
+// feed.Server.Stale decides it; ^0 while it cannot go stale.
+func (f *FastPath) freshUntil(wall, mono int64) uint64 {
+	if f.cfg.LastFed == nil || f.cfg.StaleAfter <= 0 {
+		return math.MaxUint64
+	}
+	last := f.cfg.LastFed()
+	if last.IsZero() {
+		return math.MaxUint64
+	}
+	at := last.UnixNano() + int64(f.cfg.StaleAfter) - (wall - mono)
+	if at < 0 {
+		return 0
+	}
+	return uint64(at)
+}
+
+// setBudgets writes the byte budgets and Quake 3's packet rate into c,
+// with the responder's semantics: the unproven budget split among the
+// receive loops (here the CPUs), each share's burst at least 1,500 bytes.
+func (f *FastPath) setBudgets(c *querydConfig) {
+	l := *f.limits.Load()
+	if l == (responder.Limits{}) {
+		l = responder.DefaultLimits
+	}
+	c.PeripRate, c.PeripBurst = uint64(l.PerIPRate), uint64(l.PerIPBurst)
+	c.PeripTau = tau(c.PeripBurst, float64(c.PeripRate))
+	n := max(f.ncpu, 1)
+	c.UnpRate = uint64(max(l.UnprovenRate/n, 1))
+	c.UnpBurst = uint64(max(l.UnprovenBurst/n, 1500))
+	c.UnpTau = tau(c.UnpBurst, float64(c.UnpRate))
+	c.Q3Cost, c.Q3Tau = 0, 0
+	if ps := f.protos.Load(); ps != nil {
+		for _, p := range *ps {
+			pl, ok := p.(wire.PacketLimited)
+			if !ok {
+				continue
+			}
+			if r, burst := pl.PacketLimit(); r > 0 {
+				c.Q3Cost = uint64(math.Ceil(1e9 / r))
+				c.Q3Tau = tau(uint64(max(burst, 1)), r)
+			}
+		}
+	}
+}
+
+// tau is how long a bucket of burst tokens at rate tokens/s takes to fill,
+// in ns, rounded up: the GCRA's tolerance.
+func tau(burst uint64, rate float64) uint64 {
+	return uint64(math.Ceil(float64(burst) * 1e9 / rate))
+}
+
+// listenEntries are the program's listen table: port, family, address (or
+// any). An IPv6 socket is IPv6 only (the batch layer sets IPV6_V6ONLY).
+func listenEntries(aps []netip.AddrPort) (out [8]querydListen) {
+	for i, ap := range aps {
+		if i == len(out) {
+			break
+		}
+		e := &out[i]
+		e.Port = ap.Port()
+		a := ap.Addr().Unmap()
+		if ap.Addr().Is6() && !ap.Addr().Is4In6() {
+			e.V6 = 1
+		}
+		if a.IsUnspecified() {
+			e.Any = 1
+			continue
+		}
+		if e.V6 == 1 {
+			e.Addr = a.As16()
+		} else {
+			b := a.As4()
+			copy(e.Addr[:], b[:])
+		}
+	}
+	return out
+}
+
+// Counts returns the program's counters summed over the CPUs, by protocol,
+// for the responder's metrics.
+func (f *FastPath) Counts() []responder.Counts {
+	st, ok := f.stats()
+	if !ok {
+		return nil
+	}
+	out := make([]responder.Counts, 0, len(protocolLabel))
+	for p, name := range protocolLabel {
+		c := responder.Counts{Protocol: name, Requests: map[string]uint64{}, In: st.In[p], Out: st.Out[p]}
+		for o, label := range outcomeLabel {
+			c.Requests[label] += st.Req[p][o]
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// stats sums the per-CPU counters.
+func (f *FastPath) stats() (querydStats, bool) {
+	var sum querydStats
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return sum, false
+	}
+	var per []querydStats
+	if err := f.objs.StatsMap.Lookup(uint32(0), &per); err != nil {
+		return sum, false
+	}
+	for _, s := range per {
+		for p := range s.Req {
+			for o := range s.Req[p] {
+				sum.Req[p][o] += s.Req[p][o]
+			}
+			sum.In[p] += s.In[p]
+			sum.Out[p] += s.Out[p]
+		}
+		sum.Passed += s.Passed
+		sum.ResizeFailed += s.ResizeFailed
+	}
+	return sum, true
+}
+
+// close detaches from every interface and frees the program and maps.
+func (f *FastPath) close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return f.closeErr
+	}
+	f.closed = true
+	var errs []error
+	for _, a := range f.links {
+		if err := a.link.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("detach %s: %w", a.name, err))
+		} else {
+			f.log.Info("XDP fast path detached", "interface", a.name)
+		}
+	}
+	if err := f.objs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	f.closeErr = errors.Join(errs...)
+	return f.closeErr
+}

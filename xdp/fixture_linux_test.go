@@ -1,0 +1,232 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/gamespy4"
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/state"
+)
+
+const testPort = 27015
+
+// fixture is queryd's responder (the socket path) and the fast path, in
+// the server namespace of a test network, answering A2S, GameSpy4 and
+// Quake 3 from one state.
+type fixture struct {
+	net     *testNet
+	srv     *responder.Server
+	fp      *FastPath
+	issuer  *challenge.Issuer
+	reg     *prometheus.Registry
+	lastFed atomic.Int64 // the feed's last message, Unix ns; 0: never
+}
+
+// testState has a few players, so that A2S_PLAYER, the rules and the stats
+// fit one datagram.
+const testState = `{"name": "XDP test server", "map": "arena", "game": "Test", "folder": "test",
+	"version": "1.0", "max_players": 16,
+	"players": {"0": {"name": "Thomas", "score": 12, "ping": 31}, "3": {"name": "Sam", "score": 4, "ping": 58, "time": 91.5}},
+	"rules": {"mp_timelimit": "30", "sv_gravity": "800"}}`
+
+const testStaleAfter = 2 * time.Second
+
+// newFixture starts the socket path and attaches the fast path (native
+// mode) to the server's end of a fresh test network.
+func newFixture(t *testing.T, lim responder.Limits) *fixture {
+	t.Helper()
+	needXDP(t)
+	fx := &fixture{net: newTestNet(t), reg: prometheus.NewRegistry()}
+	var err error
+	if fx.issuer, err = challenge.New(nil); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(testState), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc, err = state.Normalize(doc); err != nil {
+		t.Fatal(err)
+	}
+	store, err := state.NewStore(doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protos := []module.Protocol{
+		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, fx.issuer, nil),
+		gamespy4.NewHandler(gamespy4.Config{GameType: gamespy4.DefaultGameType, GameID: gamespy4.DefaultGameID}, fx.issuer),
+		quake3.NewHandler(quake3.Config{}, 0, 0),
+	}
+	hs := make([]responder.Handler, len(protos))
+	for i, p := range protos {
+		p.Update(store.Snapshot())
+		hs[i] = p
+	}
+	fx.srv, err = responder.New(responder.Config{
+		Listen:   []string{netip.AddrPortFrom(netip.IPv4Unspecified(), testPort).String(), netip.AddrPortFrom(netip.IPv6Unspecified(), testPort).String()},
+		Socket:   responder.SocketBatch,
+		Workers:  1,
+		Limits:   lim,
+		Silent:   fx.stale,
+		Registry: fx.reg,
+	}, hs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inNS(fx.net.srvNS, func() error {
+		if err := fx.srv.Listen(); err != nil {
+			return err
+		}
+		fx.fp, err = New(Config{
+			Interfaces: []string{fx.net.srvIf},
+			Mode:       ModeNative,
+			Listen:     fx.srv.Addrs(),
+			Issuer:     fx.issuer,
+			Limits:     lim,
+			LastFed:    fx.fed,
+			StaleAfter: testStaleAfter,
+			Registry:   fx.reg,
+		})
+		return err
+	})
+	if err != nil {
+		fx.srv.Close()
+		t.Fatal(err)
+	}
+	if fx.fp.links[0].mode != ModeNative {
+		t.Fatalf("attached in %s mode, want native on a veth", fx.fp.links[0].mode)
+	}
+	fx.srv.AddCounts(fx.fp)
+	fx.fp.SetProtocols(protos)
+	fx.srv.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fx.fp.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		fx.srv.Close()
+	})
+	fx.waitPublished(t)
+	return fx
+}
+
+// fed is the feed's last message time (LastFed).
+func (fx *fixture) fed() time.Time {
+	if n := fx.lastFed.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// stale is the socket path's Silent, as feed.Server.Stale decides.
+func (fx *fixture) stale(now time.Time) bool {
+	last := fx.lastFed.Load()
+	return last != 0 && now.UnixNano()-last > int64(testStaleAfter)
+}
+
+// waitPublished waits until Serve has published the replies.
+func (fx *fixture) waitPublished(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		fx.fp.mu.Lock()
+		n := fx.fp.updates
+		fx.fp.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the fast path published no replies within 5 s")
+}
+
+// setEnabled turns the program's answering on or off (off: every datagram
+// goes to the socket path) and waits for the config map to say so.
+func (fx *fixture) setEnabled(t *testing.T, on bool) {
+	t.Helper()
+	fx.fp.disabled.Store(!on)
+	if err := fx.fp.syncConfig(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shiftClock moves the program's wall clock (the token epoch) by d.
+func (fx *fixture) shiftClock(t *testing.T, d time.Duration) {
+	t.Helper()
+	fx.fp.clockShift.Store(int64(d))
+	if err := fx.fp.syncConfig(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answered returns the program's counts of one protocol and outcome.
+func (fx *fixture) count(t *testing.T, proto, outcome int) uint64 {
+	t.Helper()
+	st, ok := fx.fp.stats()
+	if !ok {
+		t.Fatal("no stats")
+	}
+	return st.Req[proto][outcome]
+}
+
+// client is a UDP socket in the client namespace, bound to one of its
+// addresses and connected to the server.
+type client struct {
+	c *net.UDPConn
+}
+
+func (fx *fixture) dial(t *testing.T, src, dst netip.Addr) *client {
+	t.Helper()
+	var c *net.UDPConn
+	err := inNS(fx.net.cliNS, func() (err error) {
+		c, err = net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0)), net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, testPort)))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &client{c: c}
+}
+
+// ask sends req and returns the first reply within wait, or nil.
+func (c *client) ask(t *testing.T, req []byte, wait time.Duration) []byte {
+	t.Helper()
+	c.drain()
+	if _, err := c.c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65536)
+	c.c.SetReadDeadline(time.Now().Add(wait))
+	n, err := c.c.Read(buf)
+	if err != nil {
+		return nil
+	}
+	return buf[:n]
+}
+
+// drain discards replies left from earlier requests.
+func (c *client) drain() {
+	buf := make([]byte, 65536)
+	for {
+		c.c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		if _, err := c.c.Read(buf); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,34 @@
+//go:build !linux || !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"context"
+
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/responder"
+)
+
+// FastPath is the XDP fast path; outside Linux it cannot be made.
+type FastPath struct{}
+
+// New returns ErrUnsupported outside Linux.
+func New(Config) (*FastPath, error) { return nil, ErrUnsupported }
+
+// Name is the part's label in logs.
+func (*FastPath) Name() string { return "xdp" }
+
+// Serve returns at once.
+func (*FastPath) Serve(context.Context) error { return nil }
+
+// SetProtocols does nothing outside Linux.
+func (*FastPath) SetProtocols([]module.Protocol) {}
+
+// SetLimits does nothing outside Linux.
+func (*FastPath) SetLimits(responder.Limits) {}
+
+// Changed does nothing outside Linux.
+func (*FastPath) Changed() {}
+
+// Counts returns nothing outside Linux.
+func (*FastPath) Counts() []responder.Counts { return nil }

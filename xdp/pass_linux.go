@@ -1,0 +1,60 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/cilium/ebpf/link"
+)
+
+// Pass is a program that passes every frame, counting the UDP ones, attached
+// to an interface in native mode. A veth receives the frames its peer sends
+// with XDP_TX only when it has an XDP program (or GRO) itself: the tests and
+// the benchmark put one on the client's end of their veth pair, and the
+// benchmark counts answers with it.
+type Pass struct {
+	objs querydObjects
+	l    link.Link
+}
+
+// AttachPass attaches a Pass to the interface named ifname.
+func AttachPass(ifname string) (*Pass, error) {
+	spec, err := loadQueryd()
+	if err != nil {
+		return nil, err
+	}
+	p := &Pass{}
+	if err := spec.LoadAndAssign(&p.objs, nil); err != nil {
+		return nil, fmt.Errorf("load the pass program: %w", err)
+	}
+	ifc, err := net.InterfaceByName(ifname)
+	if err != nil {
+		p.objs.Close()
+		return nil, fmt.Errorf("interface %q: %w", ifname, err)
+	}
+	p.l, err = link.AttachXDP(link.XDPOptions{Program: p.objs.QuerydPass, Interface: ifc.Index, Flags: link.XDPDriverMode})
+	if err != nil {
+		p.objs.Close()
+		return nil, fmt.Errorf("attach the pass program to %q: %w", ifname, err)
+	}
+	return p, nil
+}
+
+// UDP returns how many UDP frames the interface has received since attach.
+func (p *Pass) UDP() (uint64, error) {
+	var per []uint64
+	if err := p.objs.PassUdp.Lookup(uint32(0), &per); err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, v := range per {
+		n += v
+	}
+	return n, nil
+}
+
+// Close detaches and frees the program.
+func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }
