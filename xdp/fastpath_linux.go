@@ -397,6 +397,12 @@ func (f *FastPath) Counts() []responder.Counts {
 	if !ok {
 		return nil
 	}
+	return countsOf(st)
+}
+
+// countsOf arranges the program's summed counters by protocol, with the
+// responder's outcome labels.
+func countsOf(st querydStats) []responder.Counts {
 	out := make([]responder.Counts, 0, len(protocolLabel))
 	for p, name := range protocolLabel {
 		c := responder.Counts{Protocol: name, Requests: map[string]uint64{}, In: st.In[p], Out: st.Out[p]}

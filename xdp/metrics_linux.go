@@ -13,6 +13,8 @@ var (
 		"Datagrams to queryd's listen addresses that the XDP fast path passed to the socket path (not a query it answers, a reply of several datagrams, a token it does not check).", nil, nil)
 	descResize = prometheus.NewDesc("queryd_xdp_resize_failed_total",
 		"Replies the XDP fast path could not send because the driver could not resize the frame; the query went to the socket path.", nil, nil)
+	descRequests = prometheus.NewDesc("queryd_xdp_requests_total",
+		"Requests the XDP fast path answered or dropped, by protocol and outcome: its share of queryd_requests_total, which counts them too.", []string{"protocol", "outcome"}, nil)
 	descUpdates = prometheus.NewDesc("queryd_xdp_reply_updates_total",
 		"Times the XDP fast path's replies were re-published (a new snapshot, or A2S_PLAYER's durations once a second).", nil, nil)
 )
@@ -25,6 +27,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descAttached
 	ch <- descPassed
 	ch <- descResize
+	ch <- descRequests
 	ch <- descUpdates
 }
 
@@ -42,6 +45,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if ok {
 		ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(st.Passed))
 		ch <- prometheus.MustNewConstMetric(descResize, prometheus.CounterValue, float64(st.ResizeFailed))
+		for _, c := range countsOf(st) {
+			for outcome, n := range c.Requests {
+				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), c.Protocol, outcome)
+			}
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(descUpdates, prometheus.CounterValue, float64(updates))
 }

@@ -32,3 +32,16 @@ func (*FastPath) Changed() {}
 
 // Counts returns nothing outside Linux.
 func (*FastPath) Counts() []responder.Counts { return nil }
+
+// Pass is the pass-everything program (pass_linux.go); outside Linux it
+// cannot be made.
+type Pass struct{}
+
+// AttachPass returns ErrUnsupported outside Linux.
+func AttachPass(string) (*Pass, error) { return nil, ErrUnsupported }
+
+// UDP returns nothing outside Linux.
+func (*Pass) UDP() (uint64, error) { return 0, ErrUnsupported }
+
+// Close does nothing outside Linux.
+func (*Pass) Close() error { return nil }
