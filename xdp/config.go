@@ -37,8 +37,16 @@ type Config struct {
 	Registry   prometheus.Registerer
 }
 
-// protocolLabel names the program's protocol rows in metrics.
-var protocolLabel = [...]string{"a2s", "gamespy4", "quake3"}
+// The program's protocol rows (enum proto in bpf/queryd.c).
+const (
+	protoA2S = iota
+	protoGS4
+	protoQ3
+)
+
+// protocolLabel names the program's protocol rows in metrics: the
+// protocols' names.
+var protocolLabel = [...]string{protoA2S: "a2s", protoGS4: "gamespy4", protoQ3: "quake3"}
 
 // outcomeLabel names the program's outcome columns (responder's labels;
 // answered without a token counts as "answered", as in the responder).

@@ -345,8 +345,10 @@ func (f *FastPath) setBudgets(c *querydConfig) {
 	c.Q3Cost, c.Q3Tau = 0, 0
 	if ps := f.protos.Load(); ps != nil {
 		for _, p := range *ps {
+			// Quake 3's own rate: Bedrock has one too, which the
+			// program does not apply (it passes Bedrock).
 			pl, ok := p.(wire.PacketLimited)
-			if !ok {
+			if !ok || p.Name() != protocolLabel[protoQ3] {
 				continue
 			}
 			if r, burst := pl.PacketLimit(); r > 0 {

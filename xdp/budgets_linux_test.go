@@ -1,0 +1,45 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"testing"
+
+	"github.com/queryd/queryd/bedrock"
+	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/responder"
+)
+
+// TestXDPPacketRateIsQuake3s: the per-source packet rate the program
+// applies to Quake 3 is [quake3]'s, in whatever order the protocols come,
+// with Bedrock's own rate beside it (Bedrock's used to replace it: with
+// [quake3] packet_rate = 0 the program limited Quake 3 to Bedrock's 2/s,
+// and with both on the last one listed won).
+func TestXDPPacketRateIsQuake3s(t *testing.T) {
+	const second = uint64(1e9)
+	for _, c := range []struct {
+		name          string
+		rate          float64 // [quake3] packet_rate as the module builds it (-1: off)
+		burst         int
+		wantCost, tau uint64
+	}{
+		{"quake3 off", -1, 0, 0, 0},
+		{"quake3 1/s, burst 10", 1, 10, second, 10 * second},
+		{"quake3 4/s, burst 3", 4, 3, second / 4, 3 * second / 4},
+	} {
+		q3 := quake3.NewHandler(quake3.Config{}, c.rate, c.burst)
+		mbe := bedrock.NewHandler(bedrock.Config{}, 2, 10)
+		for _, ps := range [][]module.Protocol{{q3, mbe}, {mbe, q3}} {
+			f := &FastPath{ncpu: 2}
+			l := responder.DefaultLimits
+			f.limits.Store(&l)
+			f.protos.Store(&ps)
+			var cfg querydConfig
+			f.setBudgets(&cfg)
+			if cfg.Q3Cost != c.wantCost || cfg.Q3Tau != c.tau {
+				t.Errorf("%s, %s first: cost %d ns, tau %d ns; want %d, %d", c.name, ps[0].Name(), cfg.Q3Cost, cfg.Q3Tau, c.wantCost, c.tau)
+			}
+		}
+	}
+}
