@@ -21,6 +21,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/netnstest"
 )
 
 var (
@@ -79,6 +80,9 @@ type Daemon struct {
 	// NoFile, when set before Start, is the daemon's file-descriptor limit
 	// (soft and hard, so that the Go runtime cannot raise it).
 	NoFile int
+	// Netns, when set before Start, is the network namespace the daemon
+	// runs in (ip netns exec); its admin endpoint is reached from there.
+	Netns string
 
 	t       testing.TB
 	cmd     *exec.Cmd
@@ -192,11 +196,16 @@ func (d *Daemon) Start(t testing.TB) {
 	d.stopped = false
 	d.exited = make(chan struct{})
 	d.stderr = &logBuffer{}
-	d.cmd = exec.Command(querydBin, "-config", d.ConfigPath)
+	name, args := querydBin, []string{"-config", d.ConfigPath}
 	if d.NoFile > 0 {
 		// The shell sets the limit and execs queryd (same pid).
-		d.cmd = exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, d.NoFile), querydBin, "-config", d.ConfigPath)
+		name, args = "sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, d.NoFile), name}, args...)
 	}
+	if d.Netns != "" {
+		// ip execs the daemon (same pid) inside the namespace.
+		name, args = "ip", append([]string{"netns", "exec", d.Netns, name}, args...)
+	}
+	d.cmd = exec.Command(name, args...)
 	// The race runtime sleeps 1 s at exit unless told not to; races are
 	// still reported (and make the exit status non-zero) as they happen.
 	d.cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), d.Env...)
@@ -237,7 +246,7 @@ func (d *Daemon) Exited() bool {
 // waitReady polls until the daemon is ready (see Start) or fails the test.
 func (d *Daemon) waitReady(t testing.TB, limit time.Duration) {
 	t.Helper()
-	client := &http.Client{Timeout: time.Second}
+	client := d.httpClient(time.Second)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if d.Exited() {
@@ -254,6 +263,15 @@ func (d *Daemon) waitReady(t testing.TB, limit time.Duration) {
 		time.Sleep(30 * time.Millisecond)
 	}
 	t.Fatalf("queryd not ready within %v:\n%s", limit, d.Output())
+}
+
+// httpClient is a client for the daemon's admin endpoint, connecting from
+// inside the daemon's network namespace when it runs in one.
+func (d *Daemon) httpClient(timeout time.Duration) *http.Client {
+	if d.Netns != "" {
+		return netnstest.HTTPClient(d.Netns, timeout)
+	}
+	return &http.Client{Timeout: timeout}
 }
 
 // Signal sends sig to the daemon.

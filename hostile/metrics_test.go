@@ -24,8 +24,7 @@ type Metrics []Sample
 // Metrics scrapes the daemon's /metrics and parses the text format.
 func (d *Daemon) Metrics(t testing.TB) Metrics {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + d.AdminAddr + "/metrics")
+	resp, err := d.httpClient(5 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

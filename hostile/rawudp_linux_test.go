@@ -8,37 +8,54 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/queryd/queryd/internal/netnstest"
 )
 
 // rawSender sends UDP datagrams with any IPv4 source address through a raw
 // socket (IPPROTO_RAW implies IP_HDRINCL: the test writes the IP header). It
-// needs root (CAP_NET_RAW) and only ever sends to a loopback destination.
+// needs root (CAP_NET_RAW) and only ever sends between loopback addresses
+// (newRawSender), or between addresses of the XDP test network from inside
+// its client namespace (newNetRawSender).
 type rawSender struct {
-	fd  int
-	dst netip.AddrPort
-	sa  unix.SockaddrInet4
-	pkt []byte
+	fd   int
+	dst  netip.AddrPort
+	sa   unix.SockaddrInet4
+	pkt  []byte
+	ok   func(netip.Addr) bool // the addresses it may send from and to
+	what string                // what ok allows, for errors
 }
 
 // newRawSender opens the raw socket; dst must be a loopback address.
 func newRawSender(dst netip.AddrPort) (*rawSender, error) {
-	if !dst.Addr().Is4() || !dst.Addr().IsLoopback() {
-		return nil, fmt.Errorf("raw sender: %s is not an IPv4 loopback address", dst)
+	return openRawSender(dst, netip.Addr.IsLoopback, "127.0.0.0/8")
+}
+
+// newNetRawSender opens the raw socket in the calling thread's network
+// namespace (netnstest.Do); dst and every source must be addresses of the
+// XDP test network.
+func newNetRawSender(dst netip.AddrPort) (*rawSender, error) {
+	return openRawSender(dst, netnstest.Contains, "the XDP test network")
+}
+
+func openRawSender(dst netip.AddrPort, ok func(netip.Addr) bool, what string) (*rawSender, error) {
+	if !dst.Addr().Is4() || !ok(dst.Addr()) {
+		return nil, fmt.Errorf("raw sender: %s is not an IPv4 address in %s", dst, what)
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_RAW)
 	if err != nil {
 		return nil, fmt.Errorf("raw socket: %w", err)
 	}
 	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4<<20)
-	return &rawSender{fd: fd, dst: dst, sa: unix.SockaddrInet4{Addr: dst.Addr().As4()}, pkt: make([]byte, 0, 1600)}, nil
+	return &rawSender{fd: fd, dst: dst, sa: unix.SockaddrInet4{Addr: dst.Addr().As4()}, pkt: make([]byte, 0, 1600), ok: ok, what: what}, nil
 }
 
 // Send sends payload from src to the destination. The kernel fills in the
 // IP checksum, total length and id; the UDP checksum is 0 (none, allowed
 // over IPv4).
 func (r *rawSender) Send(src netip.AddrPort, payload []byte) error {
-	if !src.Addr().Is4() || !src.Addr().IsLoopback() {
-		return fmt.Errorf("raw sender: source %s is not in 127.0.0.0/8", src)
+	if !src.Addr().Is4() || !r.ok(src.Addr()) {
+		return fmt.Errorf("raw sender: source %s is not in %s", src, r.what)
 	}
 	p := r.pkt[:28]
 	clear(p)
