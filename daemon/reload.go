@@ -34,10 +34,10 @@ func (d *Daemon) Reload() {
 		d.log.Error("SIGHUP: [server] does not fit the fed state; keeping the running config", "err", err)
 		return
 	}
-	if err := d.udp.SetLimits(limitsOf(nc)); err != nil {
+	if err := d.udp.SetLimits(d.pathLimits(nc)); err != nil {
 		d.log.Error("SIGHUP: limits rejected", "err", err)
 	} else if d.xdp != nil {
-		d.xdp.SetLimits(limitsOf(nc))
+		d.xdp.SetLimits(d.pathLimits(nc))
 	}
 	d.swapProtocols(protos)
 	for _, k := range nc.RestartKeys(d.cfg) {

@@ -3,7 +3,9 @@ package daemon
 import (
 	"time"
 
+	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/xdp"
 )
 
@@ -16,12 +18,13 @@ func (d *Daemon) newXDP() (part, error) {
 	if len(c.Interfaces) == 0 {
 		return nil, nil
 	}
+	lim := shareLimits(limitsOf(d.cfg))
 	f, err := xdp.New(xdp.Config{
 		Interfaces: c.Interfaces,
 		Mode:       string(c.Mode),
 		Listen:     d.udp.Addrs(),
 		Issuer:     d.issuer,
-		Limits:     limitsOf(d.cfg),
+		Limits:     lim,
 		LastFed:    d.feed.LastFed,
 		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
 		Logger:     d.log.With("part", "xdp"),
@@ -31,7 +34,13 @@ func (d *Daemon) newXDP() (part, error) {
 		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}
+	if err := d.udp.SetLimits(lim); err != nil {
+		closePart(f)
+		return nil, err
+	}
 	d.xdp = f
+	d.log.Info("XDP fast path on: the socket path and the program each get half of [limits]",
+		"per_ip_rate", lim.PerIPRate, "per_ip_burst", lim.PerIPBurst, "unproven_rate", lim.UnprovenRate, "unproven_burst", lim.UnprovenBurst)
 	d.udp.AddCounts(f)
 	f.SetProtocols(protocolsOf(d.protos))
 	return f, nil
@@ -44,4 +53,30 @@ func protocolsOf(protos []live) []module.Protocol {
 		out[i] = p.proto
 	}
 	return out
+}
+
+// shareLimits is each path's share of the budgets while the fast path is
+// attached: half of [limits] (a burst at least one datagram, 1,500 bytes),
+// so that one source, or every unproven source together, draws from the
+// socket path and the program together no more than [limits] allows (the
+// two keep their buckets apart: a source whose queries go partly to each
+// would otherwise draw two budgets).
+func shareLimits(l responder.Limits) responder.Limits {
+	if l == (responder.Limits{}) {
+		l = responder.DefaultLimits
+	}
+	l.PerIPRate = max(l.PerIPRate/2, 1)
+	l.PerIPBurst = max(l.PerIPBurst/2, 1500)
+	l.UnprovenRate = max(l.UnprovenRate/2, 1)
+	l.UnprovenBurst = max(l.UnprovenBurst/2, 1500)
+	return l
+}
+
+// pathLimits are the budgets of each path for config c: [limits], or its
+// half while the fast path is attached.
+func (d *Daemon) pathLimits(c *config.Config) responder.Limits {
+	if d.xdp != nil {
+		return shareLimits(limitsOf(c))
+	}
+	return limitsOf(c)
 }

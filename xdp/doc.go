@@ -59,10 +59,14 @@
 // reply. Each bucket is a GCRA (one 64-bit theoretical arrival time updated
 // with compare-and-swap, so CPUs share it without a lock), which refuses
 // exactly what a token bucket of the same rate and burst refuses. A refused
-// reply is dropped and counted as rate_limited. The fast path's budgets are
-// its own: a source whose queries go partly through the program and partly
-// through the socket path (A2S_PLAYER split in several datagrams) can draw
-// each path's budget.
+// reply is dropped and counted as rate_limited. The fast path's buckets are
+// its own, apart from the socket path's: a source whose queries go partly
+// through the program and partly through the socket path (A2S_INFO here, a
+// split A2S_PLAYER there) draws on both. So the daemon gives each path half
+// of [limits] while the program is attached, and the two together grant no
+// more than [limits] (but for the bursts' floor of 1,500 bytes a path). The
+// per-source packet rate is [quake3]'s (packet_rate, packet_burst), not
+// Bedrock's, and each path applies it apart.
 //
 // Stale means silence here too: the daemon writes when the feed goes stale
 // (its last message plus [feed] stale_after, on the monotonic clock); past
@@ -87,8 +91,10 @@
 // queryd_requests_total{protocol,outcome} (answered, challenged,
 // rate_limited, stale), queryd_received_bytes_total and
 // queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode},
-// queryd_xdp_passed_total (datagrams to a listen address left to the socket
-// path), queryd_xdp_resize_failed_total, queryd_xdp_reply_updates_total.
+// queryd_xdp_requests_total{protocol,outcome} (its share of
+// queryd_requests_total), queryd_xdp_passed_total (datagrams to a listen
+// address left to the socket path), queryd_xdp_resize_failed_total,
+// queryd_xdp_reply_updates_total.
 //
 // # Attaching
 //

@@ -276,7 +276,10 @@ func udpSink(t *testing.T) string {
 	return c.LocalAddr().String()
 }
 
-var metricName = regexp.MustCompile(`queryd_[a-z0-9_]+`)
+var (
+	metricName    = regexp.MustCompile(`queryd_[a-z0-9_]+`)
+	xdpMetricName = regexp.MustCompile(`NewDesc\("(queryd_xdp_[a-z0-9_]+)"`)
+)
 
 // TestMetricsDocumented: docs/metrics.md lists every queryd_ metric the
 // daemon registers, and neither it nor docs/alerts.yml names another.
@@ -284,6 +287,11 @@ func TestMetricsDocumented(t *testing.T) {
 	names := allMetricNames(t)
 	if len(names) < 10 {
 		t.Fatalf("only %d queryd_ metrics: %v", len(names), names)
+	}
+	// The XDP fast path's metrics are registered only while it is
+	// attached: their names come from its source.
+	for _, m := range xdpMetricName.FindAllStringSubmatch(readRepoFile(t, "xdp/metrics_linux.go"), -1) {
+		names = append(names, m[1])
 	}
 	doc := readRepoFile(t, "docs/metrics.md")
 	for _, n := range names {
