@@ -107,7 +107,13 @@ func StartFile(t testing.TB, mods []daemon.Module, path string) *Daemon {
 // by Reload; "" for none); the test stops it (Stop).
 func StartConfig(t testing.TB, mods []daemon.Module, cfg *config.Config, path string) *Daemon {
 	t.Helper()
-	dd, err := daemon.New(daemon.Options{Config: cfg, Path: path, Modules: mods, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return StartLogged(t, mods, cfg, path, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// StartLogged is StartConfig with the daemon logging to log.
+func StartLogged(t testing.TB, mods []daemon.Module, cfg *config.Config, path string, log *slog.Logger) *Daemon {
+	t.Helper()
+	dd, err := daemon.New(daemon.Options{Config: cfg, Path: path, Modules: mods, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
