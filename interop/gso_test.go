@@ -3,7 +3,6 @@ package interop
 import (
 	"bufio"
 	"net"
-	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
@@ -44,8 +43,7 @@ func kernelHasUDPSegment(t *testing.T) bool {
 // from the daemon's /metrics.
 func (d *Daemon) Metric(t *testing.T, sample string) float64 {
 	t.Helper()
-	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get("http://" + d.AdminAddr + "/metrics")
+	resp, err := d.httpClient(2 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

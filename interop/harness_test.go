@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/netnstest"
 )
 
 // querydBin is the race-enabled daemon binary TestMain builds once.
@@ -66,6 +68,12 @@ type Options struct {
 	Tables map[string]map[string]any
 	// Server is the [server] base document; nil writes a small one.
 	Server map[string]any
+	// Netns, when set, runs the daemon in that network namespace (ip
+	// netns exec); its admin endpoint is reached from inside it.
+	Netns string
+	// UDPAddr is the [listen] udp address; "" takes a free port on
+	// 127.0.0.1.
+	UDPAddr string
 }
 
 // Daemon is one queryd subprocess on free loopback ports.
@@ -77,6 +85,7 @@ type Daemon struct {
 	ConfigPath string
 
 	t       testing.TB
+	netns   string
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
@@ -101,6 +110,14 @@ func StartDaemon(t testing.TB, opts Options) *Daemon {
 		exited:     make(chan struct{}),
 	}
 	d.UDPAddr = fmt.Sprintf("127.0.0.1:%d", d.UDPPort)
+	if opts.UDPAddr != "" {
+		ap, err := netip.ParseAddrPort(opts.UDPAddr)
+		if err != nil {
+			t.Fatalf("Options.UDPAddr: %v", err)
+		}
+		d.UDPAddr, d.UDPPort = opts.UDPAddr, int(ap.Port())
+	}
+	d.netns = opts.Netns
 	cfg := d.configText(t, opts)
 	if err := os.WriteFile(d.ConfigPath, cfg, 0o600); err != nil {
 		t.Fatalf("writing the config: %v", err)
@@ -163,7 +180,12 @@ func (d *Daemon) configText(t testing.TB, opts Options) []byte {
 
 func (d *Daemon) start(t testing.TB) {
 	t.Helper()
-	d.cmd = exec.Command(querydBin, "-config", d.ConfigPath)
+	name, args := querydBin, []string{"-config", d.ConfigPath}
+	if d.netns != "" {
+		// ip execs the daemon (same pid) inside the namespace.
+		name, args = "ip", append([]string{"netns", "exec", d.netns, name}, args...)
+	}
+	d.cmd = exec.Command(name, args...)
 	d.cmd.Stdin = nil
 	d.cmd.Stdout = &lineLogger{t: t, prefix: "queryd stdout: "}
 	d.cmd.Stderr = &lineLogger{t: t, prefix: "queryd: "}
@@ -180,7 +202,7 @@ func (d *Daemon) start(t testing.TB) {
 // starts after the UDP sockets and the feed), or fails the test.
 func (d *Daemon) waitReady(t testing.TB, limit time.Duration) {
 	t.Helper()
-	client := &http.Client{Timeout: time.Second}
+	client := d.httpClient(time.Second)
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
@@ -198,6 +220,15 @@ func (d *Daemon) waitReady(t testing.TB, limit time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("queryd not ready within %v (config:\n%s)", limit, d.configFile())
+}
+
+// httpClient is a client for the daemon's admin endpoint, connecting from
+// inside the daemon's network namespace when it runs in one.
+func (d *Daemon) httpClient(timeout time.Duration) *http.Client {
+	if d.netns != "" {
+		return netnstest.HTTPClient(d.netns, timeout)
+	}
+	return &http.Client{Timeout: timeout}
 }
 
 func (d *Daemon) configFile() string {
