@@ -27,7 +27,9 @@
 // declared size capped at 256 KiB and the CRC32 checked; a reply over the
 // cap is refused and logged). A2S_INFO must answer; when A2S_PLAYER or
 // A2S_RULES does not (many servers turn RULES off), their last answers
-// stand in and the poll counts as partial.
+// stand in and the poll counts as partial. GoldSrc's own split layout
+// (count and number in one byte) is not read: a GoldSrc server whose
+// A2S_PLAYER or A2S_RULES needs several packets answers partially.
 //
 // quake3: "getstatus <random challenge>"; the reply must echo the
 // challenge (a late reply to an earlier poll is dropped).
@@ -41,22 +43,28 @@
 // are kept; a rule whose key is empty or longer than 128 characters is left
 // out, and of a repeated key the first is kept.
 //
-//	A2S_INFO                state              statusResponse (Quake 3)
-//	name                    name               sv_hostname (else hostname)
-//	map                     map                mapname
-//	folder                  folder             gamename
-//	game                    game               com_gamename (also kept as a rule)
-//	version                 version            version
-//	max players             max_players        sv_maxclients (a count 0-65535; else a rule)
-//	visibility              password           g_needpass (not "" or "0")
-//	VAC                     vac                -
-//	server type, environment server_type, environment -
-//	EDF port                game_port (left out in relay mode: queryd's port is the game port)
-//	EDF SteamID, SourceTV, keywords  steam_id, sourcetv, keywords
-//	protocol, app id, EDF game id   rules a2s_protocol, a2s_app_id, a2s_game_id
-//	A2S_RULES               rules              every other key
-//	A2S_PLAYER name, score  players name, score; duration is "time"
-//	-                       players ping       the line's ping (0 to 65535)
+//	state field        A2S                           Quake 3 statusResponse
+//	name               INFO name                     sv_hostname (else hostname)
+//	map                INFO map                      mapname
+//	folder             INFO folder                   gamename
+//	game               INFO game                     com_gamename (also kept as a rule)
+//	version            INFO version                  version
+//	max_players        INFO max players              sv_maxclients (a count 0-65535; else a rule)
+//	password           INFO visibility               g_needpass (not "" or "0")
+//	vac                INFO VAC                      -
+//	server_type        INFO server type              -
+//	environment        INFO environment              -
+//	game_port          EDF port (not in relay mode:  -
+//	                   queryd's port is the game's)
+//	steam_id           EDF SteamID                   -
+//	sourcetv           EDF SourceTV port and name    -
+//	keywords           EDF keywords                  -
+//	rules              A2S_RULES, and INFO protocol, every other key
+//	                   app id and EDF game id as
+//	                   a2s_protocol, a2s_app_id,
+//	                   a2s_game_id
+//	players            A2S_PLAYER name, score,       each line's name, score,
+//	                   duration as "time"            ping (0 to 65535)
 //
 // A field the state has no place for stays in the rules, so nothing the
 // server says is lost; the keys that became fields are left out of the
