@@ -28,7 +28,8 @@ type Options struct {
 	Path    string         // the config file, read again on Reload; "": the embedded config (no reload)
 	Modules []Module       // the protocol modules, in demux order
 	Log     *slog.Logger
-	Version string // for the start log line
+	Version string // for the start log line and queryd_build_info
+	Commit  string // for queryd_build_info
 }
 
 // Daemon is one running queryd: the store, the feed, the UDP responder,
@@ -75,6 +76,7 @@ func New(opts Options) (d *Daemon, err error) {
 	}
 	d.sup = newSupervisor(d.log)
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerBuildInfo(d.reg, opts.Version, opts.Commit)
 	if d.store, err = state.NewStore(d.cfg.ServerDoc, nil); err != nil {
 		return nil, fmt.Errorf("[server]: %w", err)
 	}

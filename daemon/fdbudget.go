@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/queryd/queryd/config"
 )
@@ -49,18 +48,6 @@ func (c fdCaps) total() int {
 		n += l.N
 	}
 	return n
-}
-
-// descriptorLimit returns the process's RLIMIT_NOFILE soft limit.
-func descriptorLimit() (int, error) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return 0, fmt.Errorf("RLIMIT_NOFILE: %w", err)
-	}
-	if lim.Cur > 1<<30 {
-		return 1 << 30, nil
-	}
-	return int(lim.Cur), nil
 }
 
 // fitCaps shrinks the large caps in proportion so that all caps together

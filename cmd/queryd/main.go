@@ -18,9 +18,6 @@ import (
 	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -36,8 +33,7 @@ func dispatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case "check":
 			return cmdCheck(args[1:], stdout, stderr)
 		case "version", "-version", "--version":
-			fmt.Fprintln(stdout, "queryd", version)
-			return 0
+			return cmdVersion(stdout)
 		case "help", "-h", "-help", "--help":
 			fmt.Fprint(stdout, usage())
 			return 0
@@ -58,6 +54,6 @@ Usage:
                                       ask a server; P is ` + strings.Join(protoNames(), ", ") + ` or auto
   queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
   queryd check -config FILE           validate a config, print every error with its key
-  queryd version                      print the version
+  queryd version                      print the version, commit and Go version
 `
 }

@@ -73,7 +73,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := daemon.New(daemon.Options{Config: cfg, Path: *path, Modules: daemonModules(), Log: log, Version: version})
+	d, err := daemon.New(daemon.Options{Config: cfg, Path: *path, Modules: daemonModules(), Log: log, Version: version, Commit: commit})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# deploy/ci/systemd.sh DEB — the unit under a real systemd: boots a minimal
+# Debian bookworm tree (debootstrap, cached) with
+#   systemd-nspawn --register=no --keep-unit --private-network -b
+# (its own network namespace: only its loopback), installs the .deb that
+# deploy/ci/release.sh built (the binary, deploy/systemd/queryd.service, the
+# packages' drop-in, the sysusers file, /etc/queryd/queryd.toml from
+# queryd.toml.example; its postinst runs systemd-sysusers), then checks:
+#   - `systemctl enable --now queryd` returns once queryd sent READY=1: active
+#     (running), with queryd's STATUS= line, answering A2S on the container's
+#     loopback, the feed socket /run/queryd/feed.sock 0660 queryd:queryd;
+#   - `systemctl reload` applies a changed [server] name and keeps the PID;
+#   - a broken config on reload fails the reload (ExecReload's `queryd
+#     check`) and the service stays up, same PID, same answers;
+#   - `systemd-analyze security queryd` is at most 2.0;
+#   - `systemctl stop` is clean (exit 0, Result=success) and removes
+#     /run/queryd;
+#   - `dpkg --purge` removes it, and the unit header's own install steps
+#     (by hand, /usr/local/bin) give a running queryd too.
+# Commands run inside the container with nsenter on its PID 1 (no machined
+# registration is needed). The tree is copied afresh every run; the cached
+# one is never booted.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+. deploy/ci/lib.sh
+
+deb=${1:?usage: deploy/ci/systemd.sh QUERYD_AMD64_DEB}
+[ -f "$deb" ] || fail "no package $deb"
+need_debs systemd-nspawn=systemd-container nsenter=util-linux
+
+# Namespaces are what nspawn needs from the sandbox: a machine that refuses
+# them cannot run this part at all.
+if ! why=$(unshare --mount --pid --uts --ipc --net --fork true 2>&1); then
+	say "SKIP: this machine refuses new namespaces (unshare: $why), so systemd-nspawn cannot boot the unit's test tree"
+	exit 0
+fi
+
+tree=$(debian_tree)
+work=$(mktemp -d /var/tmp/queryd-nspawn.XXXXXX)
+nspawn=""
+cleanup() {
+	if [ -n "$nspawn" ] && kill -0 "$nspawn" 2>/dev/null; then
+		kill -TERM "$nspawn" 2>/dev/null || true
+		wait_for 20 eval '! kill -0 "$nspawn" 2>/dev/null' || kill -KILL "$nspawn" 2>/dev/null || true
+		wait "$nspawn" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+cp -a "$tree" "$work/root"
+cp "$deb" "$work/root/root/queryd.deb"
+
+systemd-nspawn --register=no --keep-unit --private-network --console=read-only \
+	-M queryd-ci -D "$work/root" -b </dev/null >"$work/boot.log" 2>&1 &
+nspawn=$!
+# The container's PID 1: systemd, a child of systemd-nspawn (or of its
+# child, when it keeps one in between).
+leader() {
+	local p
+	for p in "$nspawn" $(pgrep -P "$nspawn"); do
+		pgrep -P "$p" -x systemd && return 0
+	done
+	return 1
+}
+pid1=""
+wait_for 30 eval 'pid1=$(leader)' || { cat "$work/boot.log"; fail "systemd did not start in the container within 30 s"; }
+ct() { nsenter -t "$pid1" -a -- "$@"; }
+state=""
+booted() {
+	state=$(ct systemctl is-system-running 2>/dev/null) || true
+	[ "$state" = running ] || [ "$state" = degraded ]
+}
+wait_for 60 booted || { tail -n 30 "$work/boot.log"; fail "the container did not finish booting within 60 s (state: $state)"; }
+pass "booted $(ct systemctl --version | head -n 1) in systemd-nspawn (state: $state; interfaces: $(ct ls /sys/class/net | tr '\n' ' '))"
+
+ct dpkg -i /root/queryd.deb >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $(basename "$deb")"; }
+ct getent passwd queryd >/dev/null || fail "the package's postinst did not create the queryd user (systemd-sysusers)"
+pass "dpkg -i $(basename "$deb"): queryd user $(ct id queryd)"
+
+# journal prints queryd's last log lines (for a failure's message).
+journal() { ct journalctl -u queryd.service --no-pager -n 30 -o short-monotonic >&2 || true; }
+show() { ct systemctl show -p "$1" --value queryd.service; }
+qbin=/usr/bin/queryd # the package's; /usr/local/bin/queryd after the manual install
+answer() { ct "$qbin" query -proto a2s -timeout 2s 127.0.0.1:27015 2>/dev/null; }
+name_is() { answer | grep -qF "\"name\": \"$1\""; }
+
+t0=$(now_ms)
+ct systemctl enable --now queryd.service >"$work/start.log" 2>&1 ||
+	{ cat "$work/start.log"; journal; fail "systemctl enable --now queryd"; }
+took=$(($(now_ms) - t0))
+[ "$(show ActiveState)/$(show SubState)" = active/running ] || fail "after start: $(show ActiveState)/$(show SubState)"
+status=$(show StatusText)
+[[ "$status" == answering* ]] || fail "no STATUS= line from queryd (StatusText: '$status')"
+pid=$(show MainPID)
+name_is "My Server" || fail "queryd does not answer A2S with the config's [server] name on 127.0.0.1:27015"
+sock=$(ct stat -c '%A %U:%G' /run/queryd/feed.sock) || fail "no feed socket /run/queryd/feed.sock"
+[ "$sock" = "srw-rw---- queryd:queryd" ] || fail "feed socket: $sock, want srw-rw---- queryd:queryd"
+pass "active (running) after READY=1 (systemctl enable --now returned in $took ms), PID $pid, STATUS=\"$status\", answers A2S, feed socket $sock"
+
+ct sed -i 's/^name = "My Server"$/name = "Reloaded by CI"/' /etc/queryd/queryd.toml
+ct systemctl reload queryd.service || { journal; fail "systemctl reload with a changed [server] name"; }
+wait_for 5 name_is "Reloaded by CI" || fail "the reloaded [server] name is not served"
+[ "$(show MainPID)" = "$pid" ] || fail "reload changed the main PID: $pid → $(show MainPID)"
+pass "systemctl reload: the new name is served, main PID still $pid"
+
+ct cp /etc/queryd/queryd.toml /root/good.toml
+ct sh -c 'echo "[bogus" >>/etc/queryd/queryd.toml'
+if ct systemctl reload queryd.service 2>"$work/reload.err"; then
+	fail "systemctl reload succeeded with a broken config"
+fi
+[ "$(show ActiveState)/$(show SubState)" = active/running ] || fail "a failed reload stopped the service: $(show ActiveState)/$(show SubState)"
+[ "$(show MainPID)" = "$pid" ] || fail "a failed reload changed the main PID"
+name_is "Reloaded by CI" || fail "after a failed reload, queryd no longer serves the running config"
+pass "a broken config fails the reload ($(head -n 1 "$work/reload.err")); still active (running), PID $pid, same answers"
+ct cp /root/good.toml /etc/queryd/queryd.toml
+
+ct systemd-analyze security --no-pager queryd.service >"$work/security" 2>&1 || true
+exposure=$(sed -n 's/.*Overall exposure level for queryd.service: \([0-9.]*\).*/\1/p' "$work/security")
+[ -n "$exposure" ] || { cat "$work/security"; fail "systemd-analyze security printed no exposure"; }
+awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' || { cat "$work/security"; fail "systemd-analyze security: exposure $exposure, above 2.0"; }
+pass "systemd-analyze security queryd: exposure $exposure (≤ 2.0)"
+
+t0=$(now_ms)
+ct systemctl stop queryd.service || fail "systemctl stop exited non-zero"
+took=$(($(now_ms) - t0))
+result="$(show ActiveState) Result=$(show Result) status=$(show ExecMainStatus)"
+[ "$result" = "inactive Result=success status=0" ] || fail "after stop: $result"
+ct test ! -e /run/queryd || fail "/run/queryd is left after stop"
+pass "systemctl stop: exit 0 in $took ms, $result, /run/queryd removed"
+
+# The package's removal, then the unit header's own steps for a manual
+# install: its `go build` runs here (output into the tree), the rest inside
+# the container from a copy of the repository's files, with a user "game"
+# for the usermod step.
+ct dpkg --purge queryd >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg --purge queryd"; }
+ct test ! -e /usr/lib/systemd/system/queryd.service || fail "dpkg --purge left the unit behind"
+pass "dpkg --purge queryd: the package and its unit are gone"
+# The steps: the "#   " lines of the first indented block of the header.
+awk '/^#   /{sub(/^#   /, ""); print; found=1; next} found{exit}' deploy/systemd/queryd.service >"$work/steps"
+grep -q 'go build' "$work/steps" && grep -q 'systemctl' "$work/steps" ||
+	{ cat "$work/steps"; fail "no install steps found in deploy/systemd/queryd.service's header"; }
+mkdir -p "$work/root/root/src/deploy/systemd"
+cp deploy/systemd/queryd.service deploy/systemd/queryd.sysusers "$work/root/root/src/deploy/systemd/"
+cp queryd.toml.example "$work/root/root/src/"
+ct useradd --system game
+while IFS= read -r step; do
+	step=${step%%#*}
+	step=${step//<the game server?s user>/game}
+	if [[ "$step" == *"go build"* ]]; then
+		(eval "GOFLAGS= ${step//\/usr\/local\/bin\/queryd/$work/root/usr/local/bin/queryd}") || fail "header step on the host: $step"
+	else
+		ct sh -c "cd /root/src && $step" >>"$work/steps.log" 2>&1 || { cat "$work/steps.log"; journal; fail "header step: $step"; }
+	fi
+done <"$work/steps"
+[ "$(show ActiveState)/$(show SubState)" = active/running ] || fail "after the header's steps: $(show ActiveState)/$(show SubState)"
+ct cat "/proc/$(show MainPID)/cmdline" | tr '\0' ' ' | grep -q '^/usr/local/bin/queryd ' ||
+	fail "the manually installed unit does not run /usr/local/bin/queryd"
+qbin=/usr/local/bin/queryd
+wait_for 5 name_is "My Server" || { journal; fail "the manually installed queryd does not answer A2S"; }
+ct id -nG game | grep -qw queryd || fail "the header's usermod step did not put game in the queryd group"
+ct systemctl stop queryd.service || fail "systemctl stop of the manually installed unit"
+pass "the unit header's $(wc -l <"$work/steps") install steps: active (running) from /usr/local/bin/queryd, answers A2S, game in group queryd, stops cleanly"
+
+ct systemctl poweroff --no-block >/dev/null 2>&1 || true
+wait_for 30 eval '! kill -0 "$nspawn" 2>/dev/null' || say "the container did not power off within 30 s: killed"
