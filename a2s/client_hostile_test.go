@@ -159,7 +159,7 @@ func TestClientBadReplies(t *testing.T) {
 		"wrong type":     {[]byte("\xFF\xFF\xFF\xFFI\x11name"), "want a 'D' reply, got 'I'"},
 		"no header":      {[]byte("\x01\x02\x03\x04D\x00"), "without the FF FF FF FF header"},
 		"cut short":      {[]byte("\xFF\xFF\xFF\xFFD\x02\x00ab"), "string without its NUL"},
-		"compressed":     {[]byte("\xFE\xFF\xFF\xFF\x01\x00\x00\x80\x02\x00\x00\x00xx"), "compressed split replies"},
+		"compressed":     {[]byte("\xFE\xFF\xFF\xFF\x01\x00\x00\x80\x01\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00BZhxx"), "compressed split reply: bzip2"},
 		"fragment short": {[]byte("\xFE\xFF\xFF\xFF\x01\x00"), "split fragment too short"},
 	} {
 		t.Run(name, func(t *testing.T) {

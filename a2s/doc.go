@@ -166,8 +166,19 @@
 // challenges"). Replies of another type and split fragments of another
 // reply (a stale or duplicated one) are dropped, and the client keeps
 // reading until the timeout; it keeps at most 4 split replies in progress
-// and 1 MiB of their fragments, dropping the oldest beyond that. What it
-// cannot use is a [*BadAnswerError]: a reply cut short or a string without
-// its NUL, a compressed split reply, and at the timeout a split reply that
-// never completed ("incomplete split reply") or nothing but dropped replies.
+// and 1 MiB of their fragments, dropping the oldest beyond that.
+//
+// It reads split replies in the Source layout, with or without the u16
+// size field (old engines leave it out: the first fragment tells, by where
+// its FF FF FF FF starts), and bzip2-compressed ones (bit 31 of the split
+// id, old Source engines): the first fragment's declared size is checked
+// against [MaxDecompressed] (256 KiB) before anything is decompressed, no
+// more than it is read, and the CRC32 the fragment carries must match. The
+// GoldSrc layout (count and number in one byte) is not read.
+//
+// What it cannot use is a [*BadAnswerError]: a reply cut short or a string
+// without its NUL, a compressed split reply over the cap, whose bzip2
+// stream is broken or whose size or CRC32 does not match, and at the
+// timeout a split reply that never completed ("incomplete split reply") or
+// nothing but dropped replies.
 package a2s

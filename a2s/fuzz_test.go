@@ -1,7 +1,10 @@
 package a2s
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"os"
 	"testing"
 )
 
@@ -73,6 +76,32 @@ func FuzzClientReplies(f *testing.F) {
 		}
 		if err := s.failure(); err != nil && !errors.As(err, &bad) {
 			t.Fatalf("%v is not a BadAnswerError", err)
+		}
+	})
+}
+
+// FuzzDecompress: a compressed split reply's size, CRC32 and bzip2 stream
+// never panic, never yield more than MaxDecompressed bytes, and what is
+// refused is a BadAnswerError.
+func FuzzDecompress(f *testing.F) {
+	stream, err := os.ReadFile("testdata/rules.bz2")
+	if err != nil {
+		f.Fatal(err)
+	}
+	plain := srcdsRules()
+	head := binary.LittleEndian.AppendUint32(nil, uint32(len(plain)))
+	head = binary.LittleEndian.AppendUint32(head, crc32.ChecksumIEEE(plain))
+	f.Add(append(head, stream...))
+	f.Add(append(binary.LittleEndian.AppendUint32(nil, MaxDecompressed), stream...))
+	f.Add([]byte("\x04\x00\x00\x00\x00\x00\x00\x00BZh9"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := decompress(b)
+		var bad *BadAnswerError
+		if err != nil && !errors.As(err, &bad) {
+			t.Fatalf("%v is not a BadAnswerError", err)
+		}
+		if len(out) > MaxDecompressed {
+			t.Fatalf("%d bytes decompressed", len(out))
 		}
 	})
 }

@@ -20,10 +20,9 @@ const (
 // snapshot. Serve copies it into scratch and writes the ping's time into
 // the copy.
 type Handler struct {
-	cfg   Config
-	rate  float64
-	burst int
-	pong  atomic.Pointer[[]byte]
+	cfg             Config
+	wire.PacketRate // the per-source request rate the responder enforces before Serve (RakNet's ping has no challenge against spoofed sources)
+	pong            atomic.Pointer[[]byte]
 }
 
 // NewHandler makes a Bedrock handler. ratePerSec and burst are the
@@ -31,13 +30,7 @@ type Handler struct {
 // PacketLimit); zero values take the defaults, a negative rate turns it
 // off.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	if ratePerSec == 0 {
-		ratePerSec = DefaultPacketRate
-	}
-	if burst <= 0 {
-		burst = DefaultPacketBurst
-	}
-	return &Handler{cfg: cfg, rate: ratePerSec, burst: burst}
+	return &Handler{cfg: cfg, PacketRate: wire.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -45,16 +38,6 @@ func (h *Handler) Name() string { return "bedrock" }
 
 // Claims reports whether p has the shape of an unconnected ping.
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }
-
-// PacketLimit is the per-source request rate the responder enforces before
-// Serve (RakNet's ping has no challenge against spoofed sources). A rate of
-// zero or less means none.
-func (h *Handler) PacketLimit() (ratePerSec float64, burst int) {
-	if h.rate < 0 {
-		return 0, 0
-	}
-	return h.rate, h.burst
-}
 
 // Update encodes the pong for a new snapshot.
 func (h *Handler) Update(snap *state.Snapshot) {

@@ -1,5 +1,5 @@
 // Package config is queryd's TOML configuration: the core tables ([listen],
-// [feed], [limits], [relay], [admin], [log], [xdp], [server]), the embedded default
+// [feed], [limits], [relay], [upstream], [admin], [log], [xdp], [server]), the embedded default
 // config (a demo server), and loading that reports every error with its key
 // in one run. Each protocol module owns its own table ([a2s], [sagl], …):
 // its section type, defaults and bounds live in the module's package, which
@@ -40,9 +40,11 @@ type Config struct {
 	Server map[string]any `toml:"server"`
 	Limits Limits         `toml:"limits"`
 	Relay  Relay          `toml:"relay"`
-	Admin  Admin          `toml:"admin"`
-	Log    Log            `toml:"log"`
-	XDP    XDP            `toml:"xdp"`
+	// Upstream is [upstream]: the game server queryd takes the state from.
+	Upstream Upstream `toml:"upstream"`
+	Admin    Admin    `toml:"admin"`
+	Log      Log      `toml:"log"`
+	XDP      XDP      `toml:"xdp"`
 
 	// Modules are the protocol modules' sections, in registration order.
 	Modules []NamedSection `toml:"-"`
@@ -113,10 +115,11 @@ func Defaults() Config {
 			UnprovenRate: ByteSize(l.UnprovenRate), UnprovenBurst: ByteSize(l.UnprovenBurst),
 			TrackedIPs: l.TrackedIPs,
 		},
-		Relay: defaultRelay(),
-		Admin: Admin{Listen: netip.MustParseAddrPort("127.0.0.1:9273")},
-		Log:   Log{Level: slog.LevelInfo, Format: LogText},
-		XDP:   XDP{Mode: XDPNative},
+		Relay:    defaultRelay(),
+		Upstream: defaultUpstream(),
+		Admin:    Admin{Listen: netip.MustParseAddrPort("127.0.0.1:9273")},
+		Log:      Log{Level: slog.LevelInfo, Format: LogText},
+		XDP:      XDP{Mode: XDPNative},
 	}
 }
 
@@ -224,7 +227,7 @@ func syntaxError(err error) error {
 func (c *Config) tables() map[string]any {
 	return map[string]any{
 		"listen": &c.Listen, "feed": &c.Feed, "limits": &c.Limits,
-		"relay": &c.Relay, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
+		"relay": &c.Relay, "upstream": &c.Upstream, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
 	}
 }
 
@@ -273,6 +276,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateLimits(errs)
 	c.validateServer(errs)
 	c.validateRelay(errs)
+	c.validateUpstream(errs)
 	c.validateXDP(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
@@ -313,11 +317,12 @@ func (c *Config) Warnings() []string {
 			w = append(w, wr.Warnings(c)...)
 		}
 	}
+	w = append(w, c.upstreamWarnings()...)
 	return append(w, c.relayWarnings()...)
 }
 
 // RestartKeys lists the keys whose change from old takes effect only on a
-// restart: [listen], [feed], [admin], [relay], [log], [xdp] and the modules' own.
+// restart: [listen], [feed], [admin], [relay], [upstream], [log], [xdp] and the modules' own.
 func (c *Config) RestartKeys(old *Config) []string {
 	var keys []string
 	if fmt.Sprint(old.Listen) != fmt.Sprint(c.Listen) {
@@ -331,6 +336,9 @@ func (c *Config) RestartKeys(old *Config) []string {
 	}
 	if old.Relay != c.Relay {
 		keys = append(keys, "relay")
+	}
+	if old.Upstream != c.Upstream {
+		keys = append(keys, "upstream")
 	}
 	if old.Log != c.Log {
 		keys = append(keys, "log")

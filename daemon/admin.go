@@ -51,7 +51,7 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
-		stale := d.feed.Stale(now)
+		stale := d.stale(now)
 		w.Header().Set("Content-Type", "application/json")
 		if stale {
 			w.WriteHeader(http.StatusServiceUnavailable)

@@ -18,6 +18,7 @@ import (
 	"github.com/queryd/queryd/relay"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/upstream"
 	"github.com/queryd/queryd/wire"
 	"github.com/queryd/queryd/xdp"
 )
@@ -33,7 +34,8 @@ type Options struct {
 }
 
 // Daemon is one running queryd: the store, the feed, the UDP responder,
-// relay mode, the protocol handlers and services, and the admin endpoint.
+// relay mode, the upstream poller, the protocol handlers and services, and
+// the admin endpoint.
 type Daemon struct {
 	opts   Options
 	log    *slog.Logger
@@ -43,11 +45,13 @@ type Daemon struct {
 	clock  *wire.Clock // set per receive batch; read by the issuer and handlers
 	udp    *responder.Server
 	feed   *feed.Server
-	relay  *relay.Relay  // nil when relay mode is off
-	xdp    *xdp.FastPath // nil when [xdp] is off or the kernel refused it
-	admin  *adminServer
-	status *status.Sampler // the status page's; nil when the admin listener is off
-	sup    *supervisor
+	relay  *relay.Relay // nil when relay mode is off
+	// upstream polls the game server for the state; nil without [upstream].
+	upstream *upstream.Poller
+	xdp      *xdp.FastPath // nil when [xdp] is off or the kernel refused it
+	admin    *adminServer
+	status   *status.Sampler // the status page's; nil when the admin listener is off
+	sup      *supervisor
 	// pending are the parts New made and Run starts.
 	pending []part
 
@@ -89,7 +93,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUDP, d.newXDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUpstream, d.newUDP, d.newXDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

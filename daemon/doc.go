@@ -1,8 +1,9 @@
 // Package daemon is queryd's running daemon: it wires the state store, the
-// feed socket, the UDP responder, relay mode, the protocol modules and their
-// services, and the admin endpoint (/metrics, /healthz and the status page
-// of package status); it reloads the config on SIGHUP, shuts down cleanly,
-// and speaks the systemd readiness protocol.
+// feed socket, the UDP responder, relay mode, the [upstream] poller (package
+// upstream: a stock game server's own answers as the state), the protocol
+// modules and their services, and the admin endpoint (/metrics, /healthz
+// and the status page of package status); it reloads the config on SIGHUP,
+// shuts down cleanly, and speaks the systemd readiness protocol.
 //
 // Every long-running part has one lifecycle: it acquires what it needs (a
 // listening socket) when it is made, so that a start fails at once with the

@@ -24,7 +24,7 @@ func (d *Daemon) env(c *config.Config, name string) module.Env {
 		Subscribe: d.store.Subscribe,
 	}
 	if d.feed != nil {
-		e.Stale = d.feed.Stale
+		e.Stale = d.stale
 	} else {
 		e.Stale = func(time.Time) bool { return false }
 	}

@@ -61,7 +61,7 @@ func (d *Daemon) newUDP() (part, error) {
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,
 		Limits:     limitsOf(c),
-		Silent:     d.feed.Stale,
+		Silent:     d.stale,
 		Clock:      d.clock,
 		Logger:     d.log.With("part", "udp"),
 		Registry:   d.reg,

@@ -107,8 +107,9 @@
 // server becomes empty, non-empty, full or not full. Masters are resolved
 // on every heartbeat. FF FF FF FF "heartbeat <flatline>\n" (ET's
 // ETFlatline-1) goes to the masters that have one on shutdown and when the
-// server goes down; heartbeats resume when it comes back. Down means the
-// feed is stale; or, in relay mode with quake3.enabled = false (the masters'
+// server goes down; heartbeats resume when it comes back. Down means
+// queryd is silent (the feed is stale, or with [upstream] the game server
+// has not answered for stale_after); or, in relay mode with quake3.enabled = false (the masters'
 // getinfo then go to the game server, which may never feed queryd), that the
 // game server does not answer getinfo, as etrelay checks: before every
 // heartbeat and every 30 s (ProbeEvery) queryd sends the game server

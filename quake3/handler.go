@@ -18,10 +18,9 @@ const (
 // Handler answers getinfo and getstatus from replies encoded once per
 // snapshot. Serve copies a reply into scratch only to add a challenge.
 type Handler struct {
-	cfg   Config
-	rate  float64
-	burst int
-	enc   atomic.Pointer[encoded]
+	cfg             Config
+	wire.PacketRate // the per-source request rate the responder enforces before Serve (Quake 3 has no challenge against spoofed sources)
+	enc             atomic.Pointer[encoded]
 }
 
 type encoded struct {
@@ -33,13 +32,7 @@ type encoded struct {
 // packet rate the responder applies before Serve (see PacketLimit); zero
 // values take the ioquake3 defaults, a negative rate turns it off.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	if ratePerSec == 0 {
-		ratePerSec = DefaultPacketRate
-	}
-	if burst <= 0 {
-		burst = DefaultPacketBurst
-	}
-	return &Handler{cfg: cfg, rate: ratePerSec, burst: burst}
+	return &Handler{cfg: cfg, PacketRate: wire.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -47,16 +40,6 @@ func (h *Handler) Name() string { return "quake3" }
 
 // Claims reports whether p is a getinfo or getstatus request.
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }
-
-// PacketLimit is the per-IP request rate the responder enforces before
-// Serve (Quake 3 has no challenge against spoofed sources). A rate of zero
-// or less means none.
-func (h *Handler) PacketLimit() (ratePerSec float64, burst int) {
-	if h.rate < 0 {
-		return 0, 0
-	}
-	return h.rate, h.burst
-}
 
 // Update encodes the replies for a new snapshot.
 func (h *Handler) Update(snap *state.Snapshot) {

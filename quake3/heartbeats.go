@@ -21,7 +21,8 @@ import (
 // HeartbeatInterval, and at once when the server becomes empty, non-empty,
 // full or not full. It sends each master's flatline (if any) when the server
 // goes down and on shutdown, and heartbeats again when it comes back. Down
-// means the feed is stale; or, in relay mode with the Quake 3 handler off
+// means queryd is silent (env.Stale: the feed, or the [upstream] game
+// server, quiet for stale_after); or, in relay mode with the Quake 3 handler off
 // (the masters' getinfo go to the game server), that the game server does
 // not answer getinfo (probe.go).
 type heartbeats struct {
@@ -178,7 +179,7 @@ func (h *heartbeats) downReason() string {
 	if h.probing() {
 		return "the game server " + h.env.RelayUpstream.String() + " does not answer getinfo"
 	}
-	return "feed stale"
+	return "queryd is silent (the feed or the [upstream] game server quiet for stale_after)"
 }
 
 // sendAll sends every master its heartbeat (or flatline, for those that

@@ -10,14 +10,17 @@ import (
 	"time"
 )
 
-// Store holds the current Snapshot and makes new ones from the config's base
-// document and the feed's changes on top of it. Readers call Snapshot (one
-// atomic load); writers are serialized. A rejected change leaves everything as
-// it was.
+// Store holds the current Snapshot and makes new ones from three layers of
+// top-level fields, each over the one before: the config's base document
+// ([server]), the upstream's (the last answer of the game server queryd
+// fronts, [upstream]; empty without one), and the feed's changes. Readers
+// call Snapshot (one atomic load); writers are serialized. A rejected change
+// leaves everything as it was.
 type Store struct {
 	mu    sync.Mutex
 	cur   atomic.Pointer[Snapshot]
 	base  map[string]any // [server] from the config
+	up    map[string]any // top-level fields of the upstream's last answer
 	layer map[string]any // top-level fields the feed has set
 	seen  map[uint32]seenPlayer
 	seq   uint64
@@ -38,14 +41,14 @@ func NewStore(base map[string]any, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{base: base, layer: map[string]any{}, seen: map[uint32]seenPlayer{}, subs: map[int]func(*Snapshot){}, now: now}
+	s := &Store{base: base, up: map[string]any{}, layer: map[string]any{}, seen: map[uint32]seenPlayer{}, subs: map[int]func(*Snapshot){}, now: now}
 	if s.base == nil {
 		s.base = map[string]any{}
 	}
 	if err := CheckDepth(s.base); err != nil {
 		return nil, err
 	}
-	if err := s.commit(s.base, s.layer); err != nil {
+	if err := s.commit(s.base, s.up, s.layer); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -73,13 +76,38 @@ func (s *Store) Subscribe(fn func(*Snapshot)) (cancel func()) {
 }
 
 // Replace makes doc the whole feed-set document: absent fields fall back to
-// the base, and absent "players" means no players.
+// the upstream's and then the base, and absent "players" means no players.
 func (s *Store) Replace(doc map[string]any) (uint64, error) {
 	if err := CheckDepth(doc); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.commit(s.base, s.up, wholeLayer(doc)); err != nil {
+		return 0, err
+	}
+	return s.cur.Load().Version, nil
+}
+
+// SetUpstream makes doc the upstream's whole document (the game server's
+// last answer, mapped): it sits over the base and under the feed's fields,
+// absent fields fall back to the base, and absent "players" means no
+// players. A rejected doc changes nothing.
+func (s *Store) SetUpstream(doc map[string]any) (uint64, error) {
+	if err := CheckDepth(doc); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.commit(s.base, wholeLayer(doc), s.layer); err != nil {
+		return 0, err
+	}
+	return s.cur.Load().Version, nil
+}
+
+// wholeLayer is doc as a layer of a whole document: without its null
+// fields, with "players" ({} when absent).
+func wholeLayer(doc map[string]any) map[string]any {
 	layer := make(map[string]any, len(doc)+1)
 	for k, v := range doc {
 		if v != nil {
@@ -89,14 +117,14 @@ func (s *Store) Replace(doc map[string]any) (uint64, error) {
 	if _, ok := layer["players"]; !ok {
 		layer["players"] = map[string]any{}
 	}
-	if err := s.commit(s.base, layer); err != nil {
-		return 0, err
-	}
-	return s.cur.Load().Version, nil
+	return layer
 }
 
 // Patch applies an RFC 7386 merge patch to the current document. A top-level
-// field the patch removes falls back to the base ("players" becomes empty).
+// field the patch removes falls back to the upstream's and then the base
+// ("players" becomes empty). A field the patch touches is the feed's from
+// then on, whole: patching one player takes the whole player list over from
+// the upstream.
 func (s *Store) Patch(patch map[string]any) (uint64, error) {
 	if err := CheckDepth(patch); err != nil {
 		return 0, err // before MergePatch, which recurses as deep as the patch
@@ -118,14 +146,14 @@ func (s *Store) Patch(patch map[string]any) (uint64, error) {
 			delete(layer, k)
 		}
 	}
-	if err := s.commit(s.base, layer); err != nil {
+	if err := s.commit(s.base, s.up, layer); err != nil {
 		return 0, err
 	}
 	return s.cur.Load().Version, nil
 }
 
 // SetBase replaces the base document (the config's [server] after a reload);
-// fields the feed has set keep the feed's values.
+// fields the upstream or the feed has set keep their values.
 func (s *Store) SetBase(base map[string]any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,7 +163,7 @@ func (s *Store) SetBase(base map[string]any) error {
 	if err := CheckDepth(base); err != nil {
 		return err
 	}
-	return s.commit(base, s.layer)
+	return s.commit(base, s.up, s.layer)
 }
 
 // Validate reports whether doc would be accepted as a whole document, without
@@ -156,15 +184,14 @@ func ValidateAll(doc map[string]any) []error {
 	return decodeFields(doc, &Snapshot{}, 0)
 }
 
-// commit builds and publishes the snapshot of base overlaid by layer, or
-// changes nothing and returns the reason. Callers hold mu.
-func (s *Store) commit(base, layer map[string]any) error {
-	eff := make(map[string]any, len(base)+len(layer))
-	for k, v := range base {
-		eff[k] = v
-	}
-	for k, v := range layer {
-		eff[k] = v
+// commit builds and publishes the snapshot of base overlaid by up and then
+// by layer, or changes nothing and returns the reason. Callers hold mu.
+func (s *Store) commit(base, up, layer map[string]any) error {
+	eff := make(map[string]any, len(base)+len(up)+len(layer))
+	for _, m := range []map[string]any{base, up, layer} {
+		for k, v := range m {
+			eff[k] = v
+		}
 	}
 	snap := &Snapshot{doc: eff}
 	if err := decodeDocument(eff, snap); err != nil {
@@ -181,7 +208,7 @@ func (s *Store) commit(base, layer map[string]any) error {
 	} else {
 		snap.Version = 1
 	}
-	s.base, s.layer, s.seen, s.seq = base, layer, seen, seq
+	s.base, s.up, s.layer, s.seen, s.seq = base, up, layer, seen, seq
 	s.cur.Store(snap)
 	for _, fn := range s.subs {
 		fn(snap)

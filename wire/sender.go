@@ -24,3 +24,33 @@ type PacketLimited interface {
 // of 255 players and a few hundred rules, whose every datagram carries the
 // client's token, is written there whole).
 const ScratchSize = 32 << 10
+
+// PacketRate is a handler's per-source request rate, embedded by handlers
+// whose protocol has no challenge (it implements PacketLimited).
+type PacketRate struct {
+	rate  float64
+	burst int
+}
+
+// NewPacketRate returns rate and burst, with defRate for a zero rate and
+// defBurst for a burst of zero or less; a negative rate turns the limit off.
+func NewPacketRate(rate float64, burst int, defRate float64, defBurst int) PacketRate {
+	if rate == 0 {
+		rate = defRate
+	}
+	if burst <= 0 {
+		burst = defBurst
+	}
+	return PacketRate{rate: rate, burst: burst}
+}
+
+// PacketLimit returns the rate and burst the responder enforces before
+// Serve; a rate of zero means none.
+func (r PacketRate) PacketLimit() (ratePerSec float64, burst int) {
+	if r.rate < 0 {
+		return 0, 0
+	}
+	return r.rate, r.burst
+}
+
+var _ PacketLimited = PacketRate{}

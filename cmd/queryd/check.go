@@ -40,13 +40,18 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	warnings := c.Warnings()
-	if err := checkRelayName(c); err != nil {
-		var e *config.Error
-		if errors.As(err, &e) {
-			fmt.Fprintf(stderr, "%s: 1 error(s)\n  %s\n", *path, e)
-			return 1
+	for _, check := range []struct {
+		key string
+		fn  func(*config.Config) error
+	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}} {
+		if err := check.fn(c); err != nil {
+			var e *config.Error
+			if errors.As(err, &e) {
+				fmt.Fprintf(stderr, "%s: 1 error(s)\n  %s\n", *path, e)
+				return 1
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
 		}
-		warnings = append(warnings, fmt.Sprintf("relay.upstream: %v (queryd resolves it again at start)", err))
 	}
 	// The descriptor budget of this process (the daemon's may differ: it
 	// runs under its own LimitNOFILE).
@@ -74,5 +79,23 @@ func checkRelayName(c *config.Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = c.RelayUpstream(ctx)
+	return err
+}
+
+// checkUpstreamName resolves an [upstream] address given as a name, as the
+// daemon does at start, and returns its error: a *config.Error when it
+// resolves to queryd itself (an IP address is checked by Load; an address
+// taken from [relay] upstream is checked there).
+func checkUpstreamName(c *config.Config) error {
+	host, _, err := net.SplitHostPort(c.Upstream.Address)
+	if !c.Upstream.On() || c.Upstream.Address == "" || err != nil {
+		return nil
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = c.UpstreamAddr(ctx)
 	return err
 }

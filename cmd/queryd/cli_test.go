@@ -69,6 +69,24 @@ func TestCheckRelayLoop(t *testing.T) {
 	}
 }
 
+// queryd check refuses an [upstream] address that is queryd itself, by
+// address or by a name resolving to it, with the key, and accepts a good one.
+func TestCheckUpstreamLoop(t *testing.T) {
+	dir := testDir(t)
+	path := filepath.Join(dir, "up.toml")
+	for _, up := range []string{"127.0.0.1:27960", "localhost:27960"} {
+		os.WriteFile(path, []byte("[listen]\nudp = [\"127.0.0.1:27960\"]\n[upstream]\nprotocol = \"a2s\"\naddress = \""+up+"\"\n"), 0o600)
+		code, _, errOut := run(t, "", "check", "-config", path)
+		if code != 1 || !strings.Contains(errOut, "upstream.address: ") || !strings.Contains(errOut, "queryd itself") {
+			t.Errorf("upstream %s on queryd's own address: exit %d\n%s", up, code, errOut)
+		}
+	}
+	os.WriteFile(path, []byte("[listen]\nudp = [\"127.0.0.1:27960\"]\n[upstream]\nprotocol = \"quake3\"\naddress = \"localhost:27961\"\n"), 0o600)
+	if code, out, errOut := run(t, "", "check", "-config", path); code != 0 || !strings.Contains(out, "ok") {
+		t.Errorf("a good upstream: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func TestPushAndQuery(t *testing.T) {
 	dir := testDir(t)
 	d := startTestDaemon(t, writeConfig(t, dir, ""))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/internal/udptest"
 )
 
 // The deploy/ files cannot run here (no Docker daemon, no cluster, systemd
@@ -223,15 +224,19 @@ func TestKubernetesManifest(t *testing.T) {
 	}
 }
 
-// allMetricNames starts a daemon with every optional part (relay, a Quake 3
-// master) and returns the names of the queryd_ metrics it registers.
+// allMetricNames starts a daemon with every optional part (relay, the
+// upstream poller, a Quake 3 master) and returns the names of the queryd_
+// metrics it registers.
 func allMetricNames(t *testing.T) []string {
 	t.Helper()
-	up := udpSink(t)
+	up := q3Server(t)
 	master := udpSink(t)
 	d := startTestDaemon(t, writeConfig(t, testDir(t), `
 [relay]
 upstream = "`+up+`"
+[upstream]
+protocol = "quake3"
+interval = "100ms"
 [[quake3.masters]]
 address = "`+master+`"
 heartbeat = "DarkPlaces"
@@ -256,6 +261,18 @@ http = "127.0.0.1:0"
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// q3Server is a loopback game server answering getstatus (with the
+// challenge echoed) and nothing else.
+func q3Server(t *testing.T) string {
+	return udptest.Answer(t, func(req []byte) [][]byte {
+		ch, ok := strings.CutPrefix(string(req), "\xFF\xFF\xFF\xFFgetstatus ")
+		if !ok {
+			return nil
+		}
+		return [][]byte{[]byte("\xFF\xFF\xFF\xFFstatusResponse\n\\challenge\\" + ch + "\\sv_hostname\\stock\n")}
+	})
 }
 
 // udpSink is a loopback UDP socket that reads and drops everything.

@@ -1,0 +1,238 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/internal/lograte"
+	"github.com/queryd/queryd/quake3"
+)
+
+// The protocols a Poller asks the game server in.
+const (
+	A2S    = "a2s"    // A2S_INFO, A2S_PLAYER and A2S_RULES
+	Quake3 = "quake3" // getstatus
+)
+
+// Defaults for Config fields left zero (and of [upstream]).
+const (
+	DefaultInterval = 5 * time.Second // between polls
+	DefaultTimeout  = 2 * time.Second // per request
+)
+
+// Config configures a Poller.
+type Config struct {
+	Protocol string        // A2S or Quake3
+	Address  string        // the game server, "HOST:PORT"
+	Interval time.Duration // between polls; 0: DefaultInterval
+	Timeout  time.Duration // per request (A2S: each of INFO, PLAYER, RULES); 0: DefaultTimeout
+	// StaleAfter is [feed] stale_after: Stale reports true while the game
+	// server has not answered for this long, or not yet at all; 0: never.
+	StaleAfter time.Duration
+	// OwnGamePort leaves out the game port the game server reports (A2S
+	// EDF): in relay mode queryd's own port is the game port.
+	OwnGamePort bool
+	// Publish makes a mapped answer the state's upstream layer
+	// (state.Store.SetUpstream); an error leaves the state as it was.
+	Publish  func(doc map[string]any) error
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+}
+
+// Poller asks the game server queryd fronts for its state every Interval,
+// from a UDP socket of its own, and publishes each good answer. It is a
+// daemon part: New acquires the socket, Serve polls until its context
+// ends. Stale is safe to call from any goroutine.
+type Poller struct {
+	cfg  Config
+	src  source
+	log  *slog.Logger
+	logs *lograte.Limiter
+	m    metrics
+	ids  ids
+	last map[string]any // the last document published (Serve's goroutine only)
+
+	lastGood atomic.Int64 // unix nanoseconds of the last good answer; 0: none yet
+	stale    atomic.Bool  // what Stale last said, to log the changes once
+	wasLive  atomic.Bool  // Stale has said false once
+}
+
+// New makes a poller of cfg.Address with its socket and metrics; nothing is
+// asked until Serve.
+func New(cfg Config) (*Poller, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.Publish == nil {
+		return nil, errors.New("upstream: no publish function")
+	}
+	src, err := dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Poller{cfg: cfg, src: src, log: cfg.Logger, logs: lograte.New(1.0/60, 3)}
+	p.stale.Store(true)
+	if err := p.m.register(cfg.Registry, p); err != nil {
+		src.close()
+		return nil, fmt.Errorf("upstream metrics: %w", err)
+	}
+	return p, nil
+}
+
+// dial opens the socket of cfg's protocol.
+func dial(cfg Config) (source, error) {
+	switch cfg.Protocol {
+	case A2S:
+		c, err := a2s.Dial(cfg.Address)
+		if err != nil {
+			return nil, fmt.Errorf("upstream: %w", err)
+		}
+		c.Timeout = cfg.Timeout
+		return &a2sSource{c: c}, nil
+	case Quake3:
+		c, err := quake3.Dial(cfg.Address)
+		if err != nil {
+			return nil, fmt.Errorf("upstream: %w", err)
+		}
+		c.Timeout = cfg.Timeout
+		return &quake3Source{c: c}, nil
+	}
+	return nil, fmt.Errorf("upstream: protocol %q: want %q or %q", cfg.Protocol, A2S, Quake3)
+}
+
+// Name is the part's name in logs.
+func (p *Poller) Name() string { return "upstream" }
+
+// Serve polls at once, then every Interval, until ctx ends (nil); then it
+// closes the socket. A poll in progress is cut short.
+func (p *Poller) Serve(ctx context.Context) error {
+	defer p.src.close()
+	if ctx.Err() != nil {
+		return nil
+	}
+	stop := context.AfterFunc(ctx, func() { p.src.close() })
+	defer stop()
+	p.log.Info("polling the game server", "protocol", p.cfg.Protocol, "upstream", p.cfg.Address, "interval", p.cfg.Interval)
+	tick := time.NewTicker(p.cfg.Interval)
+	defer tick.Stop()
+	for {
+		p.poll(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// poll asks once and publishes a good answer; a failed poll keeps the state.
+func (p *Poller) poll(ctx context.Context) {
+	start := time.Now()
+	ans, err := p.src.poll()
+	if ctx.Err() != nil {
+		return
+	}
+	rtt := time.Since(start)
+	if err != nil {
+		var bad *badAnswer
+		if errors.As(err, &bad) {
+			p.count(OutcomeBadAnswer)
+			p.warn("the game server's answer could not be read; the state stays as it was", err)
+		} else {
+			p.count(OutcomeSilent)
+			p.warn("the game server did not answer", err)
+		}
+		p.Stale(time.Now())
+		return
+	}
+	if p.cfg.OwnGamePort {
+		delete(ans.doc, "game_port")
+	}
+	p.ids.rekey(ans.doc)
+	if !reflect.DeepEqual(ans.doc, p.last) {
+		if err := p.cfg.Publish(ans.doc); err != nil {
+			p.count(OutcomeRejected)
+			p.warn("the state refused the game server's answer; the state stays as it was", err)
+			p.Stale(time.Now())
+			return
+		}
+		p.last = ans.doc
+	}
+	now := time.Now()
+	first := p.lastGood.Swap(now.UnixNano()) == 0
+	p.m.rtt.Observe(rtt.Seconds())
+	if ans.partial != nil {
+		p.count(OutcomePartial)
+		p.warn("part of the game server's answer did not come; its last answer stands", ans.partial)
+	} else {
+		p.count(OutcomeAnswered)
+	}
+	if first {
+		players, _ := ans.doc["players"].(map[string]any)
+		p.log.Info("the game server answered: serving its state", "upstream", p.cfg.Address, "rtt", rtt, "players", len(players))
+	}
+	p.Stale(now)
+}
+
+func (p *Poller) count(outcome string) { p.m.polls.WithLabelValues(outcome).Inc() }
+
+// warn logs a failed or partial poll, at most 3 lines at once and then one
+// a minute (a game server that is down fails every poll).
+func (p *Poller) warn(msg string, err error) {
+	ok, suppressed := p.logs.Allow()
+	if !ok {
+		return
+	}
+	args := []any{"upstream", p.cfg.Address, "err", err}
+	if suppressed > 0 {
+		args = append(args, "suppressed", suppressed)
+	}
+	p.log.Warn(msg, args...)
+}
+
+// LastAnswer returns when the game server last answered well (zero if never).
+func (p *Poller) LastAnswer() time.Time {
+	if n := p.lastGood.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// Stale reports whether the game server has not answered well for longer
+// than StaleAfter, or not yet at all since queryd started (queryd does not
+// serve a state it has not had from the game server). With StaleAfter 0 it
+// is never stale. While it is, queryd answers nothing and its heartbeats
+// flatline.
+func (p *Poller) Stale(now time.Time) bool {
+	if p.cfg.StaleAfter <= 0 {
+		return false
+	}
+	last := p.lastGood.Load()
+	stale := last == 0 || now.UnixNano()-last > int64(p.cfg.StaleAfter)
+	if stale != p.stale.Load() && p.stale.CompareAndSwap(!stale, stale) {
+		switch {
+		case stale:
+			p.log.Warn("the game server has not answered for stale_after: answering no queries until it does", "upstream", p.cfg.Address, "stale_after", p.cfg.StaleAfter)
+		case p.wasLive.Swap(true):
+			p.log.Info("the game server answers again: serving its state", "upstream", p.cfg.Address)
+		}
+	}
+	return stale
+}
