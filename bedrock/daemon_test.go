@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -51,26 +50,7 @@ func ping(t *testing.T, d *daemontest.Daemon) *bedrock.Pong {
 
 // requests returns queryd_requests_total{protocol="bedrock",outcome}.
 func requests(t *testing.T, d *daemontest.Daemon, outcome string) float64 {
-	t.Helper()
-	mfs, err := d.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "queryd_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["protocol"] == "bedrock" && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return d.Requests(t, "bedrock", outcome)
 }
 
 // TestBedrockLoopback runs the real responder and pings it over UDP: every
@@ -203,13 +183,7 @@ func TestQueryBedrockJSON(t *testing.T) {
 	}
 	p := ans.Full.(*bedrock.Pong)
 	guid := strconv.FormatUint(p.ServerGUID, 10)
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out) // as queryd query prints it
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ans.Full); err != nil {
-		t.Fatal(err)
-	}
+	printed := daemontest.PrintedJSON(t, ans.Full) // as queryd query prints it
 	want := strings.ReplaceAll(`{
   "server_guid": GUID,
   "status": {
@@ -229,8 +203,8 @@ func TestQueryBedrockJSON(t *testing.T) {
   "raw": "MCPE;config name;766;1.21.50;2;10;GUID;config_map;Creative;1;19132;19133;"
 }
 `, "GUID", guid)
-	if out.String() != want {
-		t.Fatalf("query JSON\n%s\nwant\n%s", out.String(), want)
+	if printed != want {
+		t.Fatalf("query JSON\n%s\nwant\n%s", printed, want)
 	}
 	s := ans.Summary
 	if s.Name != "config name" || s.Map != "config_map" || s.Players == nil || *s.Players != 2 || s.MaxPlayers == nil || *s.MaxPlayers != 10 {

@@ -1,10 +1,8 @@
 package gamespy4_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"net"
 	"strings"
 	"testing"
@@ -156,15 +154,9 @@ func TestQueryGameSpy4JSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out) // as queryd query prints it
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ans.Full); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != gs4QueryJSON {
-		t.Fatalf("query JSON\n%s\nwant\n%s", out.String(), gs4QueryJSON)
+	printed := daemontest.PrintedJSON(t, ans.Full) // as queryd query prints it
+	if printed != gs4QueryJSON {
+		t.Fatalf("query JSON\n%s\nwant\n%s", printed, gs4QueryJSON)
 	}
 	s := ans.Summary
 	if s.Name != "config name" || s.Map != "config_map" || s.Players == nil || *s.Players != 2 || s.MaxPlayers == nil || *s.MaxPlayers != 10 {

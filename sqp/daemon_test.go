@@ -1,10 +1,8 @@
 package sqp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -55,26 +53,7 @@ func sqpClient(t *testing.T, d *daemontest.Daemon) *sqp.Client {
 
 // requests returns queryd_requests_total{protocol="sqp",outcome}.
 func requests(t *testing.T, d *daemontest.Daemon, outcome string) float64 {
-	t.Helper()
-	mfs, err := d.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "queryd_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["protocol"] == "sqp" && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return d.Requests(t, "sqp", outcome)
 }
 
 // TestSQPLoopback runs the real responder and asks it over UDP, then after
@@ -235,15 +214,9 @@ func TestQuerySQPJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out) // as queryd query prints it
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ans.Full); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != sqpQueryJSON {
-		t.Fatalf("query JSON\n%s\nwant\n%s", out.String(), sqpQueryJSON)
+	printed := daemontest.PrintedJSON(t, ans.Full) // as queryd query prints it
+	if printed != sqpQueryJSON {
+		t.Fatalf("query JSON\n%s\nwant\n%s", printed, sqpQueryJSON)
 	}
 	s := ans.Summary
 	if s.Name != "config name" || s.Map != "config_map" || s.Players == nil || *s.Players != 2 || s.MaxPlayers == nil || *s.MaxPlayers != 10 {

@@ -6,7 +6,9 @@
 package daemontest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -187,4 +189,41 @@ func (d *Daemon) Metric(t testing.TB, name, label string) float64 {
 		}
 	}
 	return 0
+}
+
+// Requests returns queryd_requests_total{protocol, outcome}.
+func (d *Daemon) Requests(t testing.TB, protocol, outcome string) float64 {
+	t.Helper()
+	mfs, err := d.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "queryd_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["protocol"] == protocol && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// PrintedJSON is v as `queryd query` prints it (indented, HTML unescaped).
+func PrintedJSON(t testing.TB, v any) string {
+	t.Helper()
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
