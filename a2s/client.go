@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Info is a decoded A2S_INFO reply.
@@ -126,6 +128,7 @@ func (c *Client) ask(base []byte, want byte, appendOnly bool) ([]byte, error) {
 		case !appendOnly:
 			req = binary.LittleEndian.AppendUint32(req, NoChallenge)
 		}
+		module.Drain(c.conn) // nothing that came before the request answers it
 		if _, err := c.conn.Write(req); err != nil {
 			return nil, fmt.Errorf("a2s: send: %w", err)
 		}

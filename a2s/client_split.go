@@ -15,7 +15,7 @@ import (
 const (
 	maxSplits     = 4
 	maxSplitBytes = 1 << 20
-	splitMin      = 10 // FE FF FF FF, u32 id, u8 total, u8 number (then u16 size, absent in old engines)
+	splitHead     = 8 // FE FF FF FF, u32 id; then the layout's count and number
 )
 
 // MaxDecompressed is the most bytes a bzip2-compressed split reply (old
@@ -27,11 +27,33 @@ const MaxDecompressed = 256 << 10
 // compressedFlag is the split id's bit saying the reply is bzip2-compressed.
 const compressedFlag = 0x80000000
 
-// splitReply is the fragments of one split id received so far.
+// layout is one of the two ways a split fragment numbers itself after its
+// id: Source's (u8 count, u8 number, then a u16 size field that old engines
+// leave out) or GoldSrc's (one byte: the number in the high nibble, the
+// count in the low one).
+type layout struct {
+	name string
+	head int // bytes of count and number after the id
+	// place reads a fragment's count and number (ok false: the fragment
+	// cannot be of this layout).
+	place func(f []byte) (total, num int, ok bool)
+}
+
+var layouts = []layout{
+	{"Source", 2, func(f []byte) (int, int, bool) {
+		return int(f[0]), int(f[1]), len(f) >= 2 && f[0] > 0 && f[1] < f[0]
+	}},
+	{"GoldSrc", 1, func(f []byte) (int, int, bool) {
+		total, num := int(f[0]&0x0F), int(f[0]>>4)
+		return total, num, total > 0 && num < total
+	}},
+}
+
+// splitReply is the fragments of one split id received so far, each from
+// its count byte on (the layout is told once they are all in).
 type splitReply struct {
 	id    uint32
-	parts [][]byte
-	got   int
+	frags [][]byte
 	bytes int
 }
 
@@ -59,49 +81,94 @@ func (s *splits) drop(reason string) {
 // add takes one split fragment. It returns the whole reply when d completes
 // one, nil otherwise; an error only for a reply it can never read (a
 // compressed one that does not decompress, or is over MaxDecompressed).
-// Fragments are kept from their number on: whether they carry the u16 size
-// field (absent in some old engines) is told by the first fragment once all
-// are in (join).
+// A reply is complete when its fragments number 0…count-1 in one layout
+// (Source's or GoldSrc's, see layouts) and its first fragment starts a
+// reply there; whether Source fragments carry the u16 size field (absent in
+// some old engines) is told by the first fragment (join).
 func (s *splits) add(d []byte) ([]byte, error) {
 	s.fragments++
-	if len(d) < splitMin {
+	if len(d) < splitHead+2 {
 		s.drop("split fragment too short")
 		return nil, nil
 	}
-	id, total, num := binary.LittleEndian.Uint32(d[4:]), int(d[8]), int(d[9])
-	if total == 0 || num >= total {
-		s.drop("split fragment numbered outside its reply")
-		return nil, nil
+	id, f := binary.LittleEndian.Uint32(d[4:]), d[splitHead:]
+	if _, _, ok := layouts[0].place(f); !ok {
+		if _, _, ok := layouts[1].place(f); !ok {
+			s.drop("split fragment numbered outside its reply")
+			return nil, nil
+		}
 	}
 	r := s.find(id)
 	if r == nil {
-		r = &splitReply{id: id, parts: make([][]byte, total)}
+		r = &splitReply{id: id}
 		s.pending = append(s.pending, r)
 	}
-	if total != len(r.parts) {
-		s.drop("split fragments disagree on their count")
-		return nil, nil
+	for _, g := range r.frags {
+		if bytes.Equal(g, f) {
+			return nil, nil // a duplicate
+		}
 	}
-	if r.parts[num] != nil {
-		return nil, nil // a duplicate
-	}
-	r.parts[num] = append([]byte{}, d[splitMin:]...)
-	r.got++
-	r.bytes += len(d) - splitMin
-	s.bytes += len(d) - splitMin
-	if r.got == total {
-		s.remove(r)
-		whole, err := r.join()
+	r.frags = append(r.frags, append([]byte{}, f...))
+	r.bytes += len(f)
+	s.bytes += len(f)
+	for _, l := range layouts {
+		parts := r.parts(l)
+		if parts == nil {
+			continue
+		}
+		whole, err := r.join(l, parts)
 		if err != nil {
+			s.remove(r)
 			return nil, err
 		}
-		if whole == nil {
-			s.drop("split reply whose first fragment starts no reply")
+		if whole != nil {
+			s.remove(r)
+			return whole, nil
 		}
-		return whole, nil
+	}
+	if r.complete() {
+		s.remove(r)
+		s.drop("split reply whose first fragment starts no reply")
+		return nil, nil
 	}
 	s.bound()
 	return nil, nil
+}
+
+// parts returns the fragments' payloads in order when they number
+// 0…count-1 in layout l (every fragment of it agreeing on the count), else
+// nil.
+func (r *splitReply) parts(l layout) [][]byte {
+	var parts [][]byte
+	got := 0
+	for _, f := range r.frags {
+		total, num, ok := l.place(f)
+		if !ok || len(f) < l.head {
+			continue
+		}
+		if parts == nil {
+			parts = make([][]byte, total)
+		}
+		if total != len(parts) || parts[num] != nil {
+			continue
+		}
+		parts[num] = f[l.head:]
+		got++
+	}
+	if parts == nil || got != len(parts) {
+		return nil
+	}
+	return parts
+}
+
+// complete reports whether the reply is complete in some layout.
+func (r *splitReply) complete() bool {
+	for _, l := range layouts {
+		if r.parts(l) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *splits) find(id uint32) *splitReply {
@@ -131,40 +198,43 @@ func (s *splits) bound() {
 	}
 }
 
-// join puts a complete reply's fragments together: nil when its first
-// fragment does not start a reply in either layout, an error when a
-// compressed reply cannot be read.
-func (r *splitReply) join() ([]byte, error) {
-	skip, ok := r.sizeField()
+// join puts a complete reply's fragments (in layout l) together: nil when
+// its first fragment does not start a reply there, an error when a
+// compressed reply cannot be read. GoldSrc replies are never compressed.
+func (r *splitReply) join(l layout, parts [][]byte) ([]byte, error) {
+	compressed := r.id&compressedFlag != 0 && l.head == 2
+	skip, ok := sizeField(parts[0], compressed)
+	if l.head == 1 {
+		skip, ok = 0, bytes.HasPrefix(parts[0], []byte("\xFF\xFF\xFF\xFF"))
+	}
 	if !ok {
 		return nil, nil
 	}
 	all := make([]byte, 0, r.bytes)
-	for _, p := range r.parts {
+	for _, p := range parts {
 		if len(p) < skip {
 			return nil, nil
 		}
 		all = append(all, p[skip:]...)
 	}
-	if r.id&compressedFlag != 0 {
+	if compressed {
 		return decompress(all)
 	}
 	return all, nil
 }
 
-// sizeField returns how many bytes of u16 size field each fragment starts
-// with (2 in the Source layout, 0 in old engines without it), told by where
-// the first fragment's reply starts: FF FF FF FF, or for a compressed reply
-// the u32 size and CRC32 then a bzip2 stream ("BZh"). ok is false when
-// neither layout fits.
-func (r *splitReply) sizeField() (skip int, ok bool) {
-	first := r.parts[0]
+// sizeField returns how many bytes of u16 size field each Source fragment
+// starts with (2 in the Source layout, 0 in old engines without it), told
+// by where the first fragment's reply starts: FF FF FF FF, or for a
+// compressed reply the u32 size and CRC32 then a bzip2 stream ("BZh"). ok
+// is false when neither fits.
+func sizeField(first []byte, compressed bool) (skip int, ok bool) {
 	at := func(i int, magic string) bool {
 		return len(first) >= i+len(magic) && string(first[i:i+len(magic)]) == magic
 	}
 	start := "\xFF\xFF\xFF\xFF"
 	off := 0
-	if r.id&compressedFlag != 0 {
+	if compressed {
 		start, off = "BZh", 8
 	}
 	switch {

@@ -187,6 +187,7 @@ func Parse(data []byte, mods ...Module) (*Config, error) {
 	c.decode(md, raw, &errs)
 	decodeErrs := len(errs)
 	c.validate(&errs)
+	c.checkUpstreamProtocol(mods, &errs)
 	errs = dropShadowed(errs, decodeErrs)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })

@@ -5,37 +5,58 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Upstream is [upstream]: take the state from the game server queryd
 // fronts, by asking it in its own protocol (package upstream).
 type Upstream struct {
-	Protocol UpstreamProtocol `toml:"protocol"` // "a2s" or "quake3"; "" turns it off
+	Protocol UpstreamProtocol `toml:"protocol"` // a module that can poll ("a2s"); "" turns it off
 	Address  string           `toml:"address"`  // the game server, "HOST:PORT"; "": [relay] upstream
 	Interval Duration         `toml:"interval"` // between polls
 	Timeout  Duration         `toml:"timeout"`  // per request
 }
 
-// UpstreamProtocol is [upstream] protocol.
+// UpstreamProtocol is [upstream] protocol: the name of a registered module
+// with the polling capability (module.Poller). Which names exist is the
+// registration list's business, not config's: Parse checks the name
+// against the modules it is given.
 type UpstreamProtocol string
 
-// The protocols queryd can ask a game server in (package upstream's A2S
-// and Quake3).
-const (
-	UpstreamOff    UpstreamProtocol = ""
-	UpstreamA2S    UpstreamProtocol = "a2s"
-	UpstreamQuake3 UpstreamProtocol = "quake3"
-)
+// UpstreamOff is [upstream] protocol unset: no polling.
+const UpstreamOff UpstreamProtocol = ""
 
-// UnmarshalText accepts "a2s" or "quake3" ("" leaves [upstream] off).
-func (p *UpstreamProtocol) UnmarshalText(b []byte) error {
-	switch v := UpstreamProtocol(b); v {
-	case UpstreamOff, UpstreamA2S, UpstreamQuake3:
-		*p = v
-		return nil
+// pollers returns the names of the modules that can poll a stock server.
+func pollers(mods []Module) []string {
+	var names []string
+	for _, m := range mods {
+		if _, ok := m.(module.Poller); ok {
+			names = append(names, m.Name())
+		}
 	}
-	return fmt.Errorf("want \"a2s\" (Valve A2S) or \"quake3\" (Quake 3 getstatus), got %q", b)
+	return names
+}
+
+// checkUpstreamProtocol refuses an [upstream] protocol no module polls in,
+// naming the ones that do.
+func (c *Config) checkUpstreamProtocol(mods []Module, errs *Errors) {
+	p := string(c.Upstream.Protocol)
+	names := pollers(mods)
+	if p == "" || slices.Contains(names, p) {
+		return
+	}
+	want := "no module can poll: [upstream] cannot be used"
+	if len(names) > 0 {
+		want = fmt.Sprintf("want one of %q", names)
+	}
+	why := "no module is named so"
+	if c.Section(p) != nil {
+		why = "that module cannot poll a game server"
+	}
+	errs.Add("upstream.protocol", "%q: %s; %s", p, why, want)
 }
 
 // Defaults and bounds of [upstream] (package upstream's DefaultInterval

@@ -3,30 +3,47 @@ package config
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
+
+// pollStub stands in for a module with the polling capability
+// (module.Poller) in the core's own tests.
+type pollStub struct{ demoStub }
+
+func (pollStub) Poll(context.Context, netip.AddrPort, module.PollOptions) (module.Polled, error) {
+	return module.Polled{}, errors.New("a stub")
+}
+
+// pollers are the modules [upstream] may name in these tests: two that
+// poll, one that does not.
+var pollMods = []Module{pollStub{"a2s"}, pollStub{"quake3"}, demoStub("sqp")}
+
+func parseUp(text string) (*Config, error) { return Parse([]byte(text), pollMods...) }
 
 // [upstream]: off by default; on, its keys are typed, its defaults are 5 s
 // and 2 s, and its address defaults to [relay] upstream.
 func TestUpstreamParse(t *testing.T) {
-	c, err := Parse([]byte(""))
+	c, err := parseUp("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Upstream.On() || time.Duration(c.Upstream.Interval) != 5*time.Second || time.Duration(c.Upstream.Timeout) != 2*time.Second {
 		t.Fatalf("defaults %+v", c.Upstream)
 	}
-	c, err = Parse([]byte("[upstream]\nprotocol = \"quake3\"\naddress = \"127.0.0.1:27960\"\ninterval = \"10s\"\ntimeout = \"500ms\"\n"))
+	c, err = parseUp("[upstream]\nprotocol = \"quake3\"\naddress = \"127.0.0.1:27960\"\ninterval = \"10s\"\ntimeout = \"500ms\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Upstream.Protocol != UpstreamQuake3 || c.UpstreamAddress() != "127.0.0.1:27960" ||
+	if c.Upstream.Protocol != "quake3" || c.UpstreamAddress() != "127.0.0.1:27960" ||
 		time.Duration(c.Upstream.Interval) != 10*time.Second || time.Duration(c.Upstream.Timeout) != 500*time.Millisecond {
 		t.Fatalf("%+v", c.Upstream)
 	}
-	c, err = Parse([]byte("[relay]\nupstream = \"127.0.0.1:27961\"\n[upstream]\nprotocol = \"a2s\"\n"))
+	c, err = parseUp("[relay]\nupstream = \"127.0.0.1:27961\"\n[upstream]\nprotocol = \"a2s\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +56,8 @@ func TestUpstreamParse(t *testing.T) {
 func TestUpstreamErrors(t *testing.T) {
 	withLocalAddrs(t, "127.0.0.1")
 	for text, want := range map[string][]string{
-		"[upstream]\nprotocol = \"gamespy4\"\n":                                                                {`upstream.protocol: want "a2s" (Valve A2S) or "quake3"`},
+		"[upstream]\nprotocol = \"gamespy4\"\n":                                                                {`upstream.protocol: "gamespy4": no module is named so; want one of ["a2s" "quake3"]`, "upstream.address: required"},
+		"[upstream]\nprotocol = \"sqp\"\naddress = \"127.0.0.1:27016\"\n":                                      {`upstream.protocol: "sqp": that module cannot poll a game server; want one of ["a2s" "quake3"]`},
 		"[upstream]\nprotocol = \"a2s\"\n":                                                                     {"upstream.address: required"},
 		"[upstream]\nprotocol = \"a2s\"\naddress = \"nohost\"\n":                                               {"upstream.address: want HOST:PORT"},
 		"[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:0\"\n":                                          {"upstream.address: want a port from 1 to 65535"},
@@ -50,7 +68,7 @@ func TestUpstreamErrors(t *testing.T) {
 			"upstream.interval: interval (5s) plus timeout (2s) must be under [feed] stale_after (6s)"},
 		"[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:27016\"\nport = 1\n": {"upstream.port: unknown key"},
 	} {
-		_, err := Parse([]byte(text))
+		_, err := parseUp(text)
 		var errs Errors
 		if !errors.As(err, &errs) {
 			t.Errorf("%q: %v, want Errors", text, err)
@@ -74,7 +92,7 @@ func TestUpstreamWarnings(t *testing.T) {
 		"[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:27016\"\ninterval = \"500ms\"\n":         "upstream.interval: 500ms polls the game server more than once a second",
 		"[feed]\nstale_after = \"0s\"\n[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:27016\"\n": "feed.stale_after: 0s: queryd keeps serving",
 	} {
-		c, err := Parse([]byte(text))
+		c, err := parseUp(text)
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
@@ -90,7 +108,7 @@ func TestUpstreamAddr(t *testing.T) {
 	withLocalAddrs(t, "127.0.0.1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := Parse([]byte("[listen]\nudp = [\"0.0.0.0:27015\"]\n[upstream]\nprotocol = \"a2s\"\naddress = \"localhost:27016\"\n"))
+	c, err := parseUp("[listen]\nudp = [\"0.0.0.0:27015\"]\n[upstream]\nprotocol = \"a2s\"\naddress = \"localhost:27016\"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +125,8 @@ func TestUpstreamAddr(t *testing.T) {
 
 // A changed [upstream] needs a restart.
 func TestUpstreamRestartKey(t *testing.T) {
-	old, _ := Parse([]byte(""))
-	c, _ := Parse([]byte("[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:27016\"\n"))
+	old, _ := parseUp("")
+	c, _ := parseUp("[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:27016\"\n")
 	if keys := strings.Join(c.RestartKeys(old), ","); keys != "upstream" {
 		t.Fatalf("restart keys %q", keys)
 	}

@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/upstream"
 )
 
@@ -28,9 +30,13 @@ func (d *Daemon) newUpstream() (part, error) {
 			return nil, err
 		}
 	}
+	poller := d.poller(string(u.Protocol))
+	if poller == nil { // config.Parse checked the name against the same modules
+		return nil, fmt.Errorf("[upstream] protocol %q: no module can poll in it", u.Protocol)
+	}
 	p, err := upstream.New(upstream.Config{
-		Protocol:    string(u.Protocol),
-		Address:     addr.String(),
+		Protocol:    poller,
+		Address:     addr,
 		Interval:    time.Duration(u.Interval),
 		Timeout:     time.Duration(u.Timeout),
 		StaleAfter:  time.Duration(c.Feed.StaleAfter),
@@ -47,6 +53,16 @@ func (d *Daemon) newUpstream() (part, error) {
 	}
 	d.upstream = p
 	return p, nil
+}
+
+// poller returns the module named name if it can poll a game server.
+func (d *Daemon) poller(name string) module.Poller {
+	for _, m := range d.opts.Modules {
+		if p, ok := m.(module.Poller); ok && m.Name() == name {
+			return p
+		}
+	}
+	return nil
 }
 
 // stale reports whether queryd is silent: the feed has gone quiet for

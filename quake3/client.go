@@ -8,7 +8,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Info is a parsed info string: its keys and values in order.
@@ -170,10 +173,11 @@ func (c *Client) Status() (*Status, error) {
 }
 
 // ask sends one command and hands each reply starting with want to accept
-// until it takes one (nil). A reply that does not echo the challenge (a
-// stale one) and replies of other kinds are dropped; any other error of
-// accept ends the call. It ends by Timeout: with a BadAnswerError when only
-// dropped replies came.
+// until it takes one (nil). Replies of other kinds, and those accept
+// refuses (one that does not echo the challenge: a stale or forged one;
+// one that cannot be read) are dropped. It ends by Timeout: with a
+// BadAnswerError saying why the last was dropped when only dropped
+// replies came.
 func (c *Client) ask(cmd string, want []byte, accept func(p []byte) error) error {
 	t := c.Timeout
 	if t <= 0 {
@@ -182,6 +186,7 @@ func (c *Client) ask(cmd string, want []byte, accept func(p []byte) error) error
 	if err := c.conn.SetDeadline(time.Now().Add(t)); err != nil {
 		return fmt.Errorf("quake3: %w", err)
 	}
+	module.Drain(c.conn) // nothing that came before the request answers it
 	if _, err := c.conn.Write(append(append([]byte{}, header...), cmd...)); err != nil {
 		return fmt.Errorf("quake3: send: %w", err)
 	}
@@ -199,14 +204,13 @@ func (c *Client) ask(cmd string, want []byte, accept func(p []byte) error) error
 			dropped, reason = dropped+1, fmt.Sprintf("want a reply starting %q", want)
 			continue
 		}
-		switch err := accept(p); {
-		case err == errEchoMiss:
-			dropped, reason = dropped+1, errEchoMiss.What
-		case err != nil:
-			return err
-		default:
-			return nil
+		// A reply that does not echo the challenge, or cannot be read, is
+		// dropped: it may be forged or junk, and the real one may follow.
+		if err := accept(p); err != nil {
+			dropped, reason = dropped+1, strings.TrimPrefix(err.Error(), "quake3: ")
+			continue
 		}
+		return nil
 	}
 }
 

@@ -5,21 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/internal/lograte"
-	"github.com/queryd/queryd/quake3"
-)
-
-// The protocols a Poller asks the game server in.
-const (
-	A2S    = "a2s"    // A2S_INFO, A2S_PLAYER and A2S_RULES
-	Quake3 = "quake3" // getstatus
+	"github.com/queryd/queryd/module"
 )
 
 // Defaults for Config fields left zero (and of [upstream]).
@@ -30,10 +25,12 @@ const (
 
 // Config configures a Poller.
 type Config struct {
-	Protocol string        // A2S or Quake3
-	Address  string        // the game server, "HOST:PORT"
-	Interval time.Duration // between polls; 0: DefaultInterval
-	Timeout  time.Duration // per request (A2S: each of INFO, PLAYER, RULES); 0: DefaultTimeout
+	// Protocol is the module the game server is asked through ([upstream]
+	// protocol): its polling capability.
+	Protocol module.Poller
+	Address  netip.AddrPort // the game server
+	Interval time.Duration  // between polls; 0: DefaultInterval
+	Timeout  time.Duration  // per request (A2S: each of INFO, PLAYER, RULES); 0: DefaultTimeout
 	// StaleAfter is [feed] stale_after: Stale reports true while the game
 	// server has not answered for this long, or not yet at all; 0: never.
 	StaleAfter time.Duration
@@ -48,12 +45,12 @@ type Config struct {
 }
 
 // Poller asks the game server queryd fronts for its state every Interval,
-// from a UDP socket of its own, and publishes each good answer. It is a
-// daemon part: New acquires the socket, Serve polls until its context
-// ends. Stale is safe to call from any goroutine.
+// through a module's polling capability (every poll from sockets of its
+// own), and publishes each good answer. It is a daemon part: New checks
+// the config and registers the metrics, Serve polls until its context
+// ends. Stale and Status are safe to call from any goroutine.
 type Poller struct {
 	cfg  Config
-	src  source
 	log  *slog.Logger
 	logs *lograte.Limiter
 	m    metrics
@@ -66,8 +63,8 @@ type Poller struct {
 	wasLive  atomic.Bool  // Stale has said false once
 }
 
-// New makes a poller of cfg.Address with its socket and metrics; nothing is
-// asked until Serve.
+// New makes a poller of cfg.Address with its metrics; nothing is asked
+// until Serve.
 func New(cfg Config) (*Poller, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
@@ -81,56 +78,32 @@ func New(cfg Config) (*Poller, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	if cfg.Publish == nil {
+	switch {
+	case cfg.Publish == nil:
 		return nil, errors.New("upstream: no publish function")
+	case cfg.Protocol == nil:
+		return nil, errors.New("upstream: no protocol")
+	case !cfg.Address.IsValid() || cfg.Address.Port() == 0:
+		return nil, fmt.Errorf("upstream: address %v: want IP:PORT", cfg.Address)
 	}
-	src, err := dial(cfg)
-	if err != nil {
-		return nil, err
-	}
-	p := &Poller{cfg: cfg, src: src, log: cfg.Logger, logs: lograte.New(1.0/60, 3)}
+	p := &Poller{cfg: cfg, log: cfg.Logger, logs: lograte.New(1.0/60, 3)}
 	p.stale.Store(true)
 	if err := p.m.register(cfg.Registry, p); err != nil {
-		src.close()
 		return nil, fmt.Errorf("upstream metrics: %w", err)
 	}
 	return p, nil
 }
 
-// dial opens the socket of cfg's protocol.
-func dial(cfg Config) (source, error) {
-	switch cfg.Protocol {
-	case A2S:
-		c, err := a2s.Dial(cfg.Address)
-		if err != nil {
-			return nil, fmt.Errorf("upstream: %w", err)
-		}
-		c.Timeout = cfg.Timeout
-		return &a2sSource{c: c}, nil
-	case Quake3:
-		c, err := quake3.Dial(cfg.Address)
-		if err != nil {
-			return nil, fmt.Errorf("upstream: %w", err)
-		}
-		c.Timeout = cfg.Timeout
-		return &quake3Source{c: c}, nil
-	}
-	return nil, fmt.Errorf("upstream: protocol %q: want %q or %q", cfg.Protocol, A2S, Quake3)
-}
-
 // Name is the part's name in logs.
 func (p *Poller) Name() string { return "upstream" }
 
-// Serve polls at once, then every Interval, until ctx ends (nil); then it
-// closes the socket. A poll in progress is cut short.
+// Serve polls at once, then every Interval, until ctx ends (nil). A poll
+// in progress is cut short.
 func (p *Poller) Serve(ctx context.Context) error {
-	defer p.src.close()
 	if ctx.Err() != nil {
 		return nil
 	}
-	stop := context.AfterFunc(ctx, func() { p.src.close() })
-	defer stop()
-	p.log.Info("polling the game server", "protocol", p.cfg.Protocol, "upstream", p.cfg.Address, "interval", p.cfg.Interval)
+	p.log.Info("polling the game server", "protocol", p.cfg.Protocol.Name(), "upstream", p.cfg.Address, "interval", p.cfg.Interval)
 	tick := time.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -146,14 +119,14 @@ func (p *Poller) Serve(ctx context.Context) error {
 // poll asks once and publishes a good answer; a failed poll keeps the state.
 func (p *Poller) poll(ctx context.Context) {
 	start := time.Now()
-	ans, err := p.src.poll()
+	ans, err := p.cfg.Protocol.Poll(ctx, p.cfg.Address, module.PollOptions{Timeout: p.cfg.Timeout})
 	if ctx.Err() != nil {
 		return
 	}
 	rtt := time.Since(start)
 	if err != nil {
-		var bad *badAnswer
-		if errors.As(err, &bad) {
+		var bad module.BadAnswer
+		if errors.As(err, &bad) || errors.Is(err, module.ErrOnlyChallenges) {
 			p.count(OutcomeBadAnswer)
 			p.warn("the game server's answer could not be read; the state stays as it was", err)
 		} else {
@@ -164,32 +137,42 @@ func (p *Poller) poll(ctx context.Context) {
 		p.Stale(time.Now())
 		return
 	}
+	doc := ans.Doc
 	if p.cfg.OwnGamePort {
-		delete(ans.doc, "game_port")
+		delete(doc, "game_port")
 	}
-	p.ids.rekey(ans.doc)
-	if !reflect.DeepEqual(ans.doc, p.last) {
-		if err := p.cfg.Publish(ans.doc); err != nil {
+	for _, f := range ans.Unanswered { // their last answers stand in
+		if v, ok := p.last[f]; ok {
+			doc[f] = v
+		} else {
+			delete(doc, f)
+		}
+	}
+	if !slices.Contains(ans.Unanswered, "players") {
+		p.ids.rekey(doc)
+	}
+	if !reflect.DeepEqual(doc, p.last) {
+		if err := p.cfg.Publish(doc); err != nil {
 			p.count(OutcomeRejected)
 			p.warn("the state refused the game server's answer; the state stays as it was", err)
 			p.st.failed(fmt.Errorf("the state refused the answer: %w", err))
 			p.Stale(time.Now())
 			return
 		}
-		p.last = ans.doc
+		p.last = doc
 	}
 	now := time.Now()
 	first := p.lastGood.Swap(now.UnixNano()) == 0
 	p.m.rtt.Observe(rtt.Seconds())
-	p.st.answered(rtt, ans.partial)
-	if ans.partial != nil {
+	p.st.answered(rtt, ans.Partial)
+	if ans.Partial != nil || len(ans.Unanswered) > 0 {
 		p.count(OutcomePartial)
-		p.warn("part of the game server's answer did not come; its last answer stands", ans.partial)
+		p.warn("part of the game server's answer did not come; its last answer stands", ans.Partial)
 	} else {
 		p.count(OutcomeAnswered)
 	}
 	if first {
-		players, _ := ans.doc["players"].(map[string]any)
+		players, _ := doc["players"].(map[string]any)
 		p.log.Info("the game server answered: serving its state", "upstream", p.cfg.Address, "rtt", rtt, "players", len(players))
 	}
 	p.Stale(now)

@@ -1,51 +1,76 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/queryd/queryd/internal/udptest"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
 )
 
-// fakeQ3 is a scripted Quake 3 game server on loopback: it answers
-// getstatus as mode says (answer, silent, garbage) and counts datagrams.
-type fakeQ3 struct {
-	addr     string
-	mode     atomic.Value // string
-	received atomic.Int64
-	hostname atomic.Value // string
+// scripted is a protocol whose game server answers what mode says: the
+// poller's own behaviour (publishing, partial answers, staleness, its
+// outcomes and Status) does not depend on the protocol, so these tests
+// script the answers; each module's tests poll real sockets.
+type scripted struct {
+	mu       sync.Mutex
+	mode     string // "answer", "silent", "bad", "partial", "invalid"
+	hostname string
+	polls    atomic.Int64
 }
 
-func newFakeQ3(t testing.TB) *fakeQ3 {
-	f := &fakeQ3{}
-	f.mode.Store("answer")
-	f.hostname.Store("fake q3")
-	f.addr = udptest.Serve(t, func(req []byte, send func([]byte) bool) {
-		f.received.Add(1)
-		const cmd = "\xFF\xFF\xFF\xFFgetstatus "
-		if !bytes.HasPrefix(req, []byte(cmd)) {
-			return
-		}
-		ch := string(req[len(cmd):])
-		switch f.mode.Load().(string) {
-		case "answer":
-			send([]byte("\xFF\xFF\xFF\xFFstatusResponse\n\\challenge\\" + ch + `\sv_hostname\` + f.hostname.Load().(string) +
-				`\mapname\q3dm17\sv_maxclients\16\g_gametype\0` + "\n" + `5 40 "Ann"` + "\n" + `0 0 "Bot"` + "\n"))
-		case "garbage":
-			send([]byte("\xFF\xFF\xFF\xFFstatusResponse\nno backslash\n"))
-		}
-	})
-	return f
+// badAnswer is a module.BadAnswer, as the modules' clients return.
+type badAnswer struct{}
+
+func (badAnswer) Error() string     { return "scripted: no backslash" }
+func (badAnswer) BadAnswer() string { return "no backslash" }
+
+func newScripted(mode string) *scripted { return &scripted{mode: mode, hostname: "scripted"} }
+
+func (s *scripted) set(mode, hostname string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mode, s.hostname = mode, hostname
 }
+
+func (s *scripted) Name() string { return "scripted" }
+
+func (s *scripted) Poll(ctx context.Context, _ netip.AddrPort, _ module.PollOptions) (module.Polled, error) {
+	s.polls.Add(1)
+	s.mu.Lock()
+	mode, name := s.mode, s.hostname
+	s.mu.Unlock()
+	doc := map[string]any{
+		"name": name, "map": "q3dm17", "max_players": json.Number("16"),
+		"players": map[string]any{"0": map[string]any{"name": "Ann", "ping": json.Number("40")}, "1": map[string]any{"name": "Bot", "bot": true}},
+		"rules":   map[string]any{"g_gametype": "0"},
+	}
+	switch mode {
+	case "silent":
+		return module.Polled{}, errors.New("scripted: receive: i/o timeout")
+	case "bad":
+		return module.Polled{}, module.Step(0, "getstatus", badAnswer{})
+	case "invalid":
+		doc["max_players"] = json.Number("-1")
+	case "partial":
+		doc["rules"] = map[string]any{}
+		return module.Polled{Doc: doc, Unanswered: []string{"rules"}, Partial: errors.New("RULES: i/o timeout")}, nil
+	}
+	return module.Polled{Doc: doc}, nil
+}
+
+var upAddr = netip.MustParseAddrPort("127.0.0.1:27960")
 
 // counter returns the value of a counter series of reg.
 func counter(t testing.TB, reg *prometheus.Registry, name, outcome string) float64 {
@@ -85,8 +110,8 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// startPoller runs a poller of addr into a store until the test ends.
-func startPoller(t *testing.T, protocol, addr string, staleAfter time.Duration, logs io.Writer) (*Poller, *state.Store, *prometheus.Registry) {
+// startPoller runs a poller of protocol into a store until the test ends.
+func startPoller(t *testing.T, protocol module.Poller, staleAfter time.Duration, logs io.Writer) (*Poller, *state.Store, *prometheus.Registry) {
 	t.Helper()
 	store, err := state.NewStore(map[string]any{"name": "config"}, nil)
 	if err != nil {
@@ -94,7 +119,7 @@ func startPoller(t *testing.T, protocol, addr string, staleAfter time.Duration, 
 	}
 	reg := prometheus.NewRegistry()
 	p, err := New(Config{
-		Protocol: protocol, Address: addr, Interval: 50 * time.Millisecond, Timeout: 100 * time.Millisecond,
+		Protocol: protocol, Address: upAddr, Interval: 50 * time.Millisecond, Timeout: 100 * time.Millisecond,
 		StaleAfter: staleAfter, Registry: reg, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Publish: func(doc map[string]any) error { _, err := store.SetUpstream(doc); return err },
 	})
@@ -120,13 +145,13 @@ func startPoller(t *testing.T, protocol, addr string, staleAfter time.Duration, 
 
 // The poller publishes the game server's answer; stale until the first
 // one; a server gone quiet is stale after stale_after and the state stays;
-// an unreadable answer keeps the state and counts as bad; the next good
-// answer makes it live again, with the new state.
+// an unreadable answer keeps the state and counts as bad, an answer the
+// state refuses as rejected; the next good answer makes it live again,
+// with the new state. Status follows.
 func TestPollerLifecycle(t *testing.T) {
-	up := newFakeQ3(t)
-	up.mode.Store("silent")
+	up := newScripted("silent")
 	var logs syncBuffer
-	p, store, reg := startPoller(t, Quake3, up.addr, 300*time.Millisecond, &logs)
+	p, store, reg := startPoller(t, up, 300*time.Millisecond, &logs)
 	if !p.Stale(time.Now()) {
 		t.Fatal("live before the game server ever answered")
 	}
@@ -134,11 +159,11 @@ func TestPollerLifecycle(t *testing.T) {
 	if store.Snapshot().Name != "config" || !p.Stale(time.Now()) {
 		t.Fatal("a silent game server changed the state or made it live")
 	}
-	if st := p.Status(); st.Protocol != Quake3 || st.Address != up.addr || !st.LastAnswer.IsZero() || st.LastError == "" {
+	if st := p.Status(); st.Protocol != "scripted" || st.Address != upAddr.String() || !st.LastAnswer.IsZero() || !strings.Contains(st.LastError, "timeout") {
 		t.Errorf("Status before an answer: %+v", st)
 	}
 
-	up.mode.Store("answer")
+	up.set("answer", "fake q3")
 	waitFor(t, "the first answer", func() bool { return store.Snapshot().Name == "fake q3" })
 	snap := store.Snapshot()
 	if snap.Map != "q3dm17" || snap.MaxPlayers != 16 || len(snap.Players) != 2 || snap.Bots() != 1 || p.Stale(time.Now()) {
@@ -159,20 +184,24 @@ func TestPollerLifecycle(t *testing.T) {
 		t.Errorf("an unchanged answer made version %d from %d", store.Snapshot().Version, v)
 	}
 
-	up.mode.Store("garbage")
+	up.set("invalid", "refused")
+	waitFor(t, "a rejected answer", func() bool { return counter(t, reg, "queryd_upstream_polls_total", OutcomeRejected) >= 1 })
+	up.set("bad", "")
 	waitFor(t, "a bad answer", func() bool { return counter(t, reg, "queryd_upstream_polls_total", OutcomeBadAnswer) >= 1 })
 	waitFor(t, "stale after 300 ms of bad answers", func() bool { return p.Stale(time.Now()) })
 	if store.Snapshot().Version != v {
-		t.Error("a bad answer changed the state")
+		t.Error("a bad or refused answer changed the state")
+	}
+	if st := p.Status(); !strings.Contains(st.LastError, "no backslash") {
+		t.Errorf("Status after a bad answer: %+v", st)
 	}
 
-	up.hostname.Store("back again")
-	up.mode.Store("answer")
+	up.set("answer", "back again")
 	waitFor(t, "live again", func() bool { return !p.Stale(time.Now()) && store.Snapshot().Name == "back again" })
 	for _, want := range []string{
 		"the game server did not answer", "the game server answered: serving its state",
-		"the game server's answer could not be read", "the game server has not answered for stale_after",
-		"the game server answers again",
+		"the game server's answer could not be read", "the state refused the game server's answer",
+		"the game server has not answered for stale_after", "the game server answers again",
 	} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log has no %q:\n%s", want, logs.String())
@@ -180,21 +209,37 @@ func TestPollerLifecycle(t *testing.T) {
 	}
 }
 
+// A partial answer is served: the fields it names as unanswered keep their
+// last answers, the poll counts as partial, and Status says what is
+// missing.
+func TestPollerPartial(t *testing.T) {
+	up := newScripted("answer")
+	p, store, reg := startPoller(t, up, time.Minute, io.Discard)
+	waitFor(t, "a whole answer", func() bool { return counter(t, reg, "queryd_upstream_polls_total", OutcomeAnswered) >= 1 })
+	up.set("partial", "partial now")
+	waitFor(t, "a partial answer", func() bool { return counter(t, reg, "queryd_upstream_polls_total", OutcomePartial) >= 1 })
+	waitFor(t, "the partial answer's name", func() bool { return store.Snapshot().Name == "partial now" })
+	if r := store.Snapshot().Rules; len(r) != 1 || r[0] != (state.Rule{Key: "g_gametype", Value: "0"}) {
+		t.Fatalf("rules after a partial answer: %+v, want the last answer's", r)
+	}
+	if st := p.Status(); !strings.Contains(st.Partial, "RULES") || st.LastError != "" || st.LastAnswer.IsZero() {
+		t.Errorf("Status of a partial answer: %+v", st)
+	}
+}
+
 // With stale_after 0 the poller is never stale, not even before an answer.
 func TestPollerNeverStale(t *testing.T) {
-	up := newFakeQ3(t)
-	up.mode.Store("silent")
-	p, _, _ := startPoller(t, Quake3, up.addr, 0, io.Discard)
+	p, _, _ := startPoller(t, newScripted("silent"), 0, io.Discard)
 	if p.Stale(time.Now()) || p.Stale(time.Now().Add(time.Hour)) {
 		t.Fatal("stale with stale_after 0")
 	}
 }
 
-// A poller whose Serve never ran (the daemon failed to start) closes its
-// socket when Serve is called with an ended context.
+// A poller whose Serve never ran (the daemon failed to start) asks
+// nothing when Serve is called with an ended context.
 func TestPollerClosedUnserved(t *testing.T) {
-	up := newFakeQ3(t)
-	p, err := New(Config{Protocol: A2S, Address: up.addr, Publish: func(map[string]any) error { return nil }})
+	up := newScripted("answer")
+	p, err := New(Config{Protocol: up, Address: upAddr, Publish: func(map[string]any) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,19 +248,19 @@ func TestPollerClosedUnserved(t *testing.T) {
 	if err := p.Serve(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.src.poll(); err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Fatalf("poll after Serve: %v, want a closed socket", err)
-	}
-	if up.received.Load() != 0 {
-		t.Errorf("%d datagrams sent by a poller that never served", up.received.Load())
+	if up.polls.Load() != 0 {
+		t.Errorf("%d polls by a poller that never served", up.polls.Load())
 	}
 }
 
-// New refuses an unknown protocol and a missing publish function.
+// New refuses a missing protocol, address or publish function.
 func TestNewRefuses(t *testing.T) {
+	publish := func(map[string]any) error { return nil }
 	for _, c := range []Config{
-		{Protocol: "gamespy4", Address: "127.0.0.1:1", Publish: func(map[string]any) error { return nil }},
-		{Protocol: A2S, Address: "127.0.0.1:1"},
+		{Address: upAddr, Publish: publish},
+		{Protocol: newScripted("answer"), Publish: publish},
+		{Protocol: newScripted("answer"), Address: netip.MustParseAddrPort("127.0.0.1:0"), Publish: publish},
+		{Protocol: newScripted("answer"), Address: upAddr},
 	} {
 		if _, err := New(c); err == nil {
 			t.Errorf("%+v accepted", c)

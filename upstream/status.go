@@ -59,8 +59,8 @@ func (p *Poller) Status() Status {
 	p.st.mu.Lock()
 	defer p.st.mu.Unlock()
 	return Status{
-		Protocol:   p.cfg.Protocol,
-		Address:    p.cfg.Address,
+		Protocol:   p.cfg.Protocol.Name(),
+		Address:    p.cfg.Address.String(),
 		LastAnswer: p.LastAnswer(),
 		RTT:        p.st.rtt,
 		LastError:  p.st.lastError,

@@ -1,18 +1,15 @@
-package upstream
+package quake3
 
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"math"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/queryd/queryd/a2s"
-	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/internal/polltest"
 	"github.com/queryd/queryd/state"
 )
 
@@ -21,7 +18,7 @@ import (
 // package's captures.
 func ioquake3Status(t testing.TB) []byte {
 	t.Helper()
-	f, err := os.Open("../quake3/testdata/ioquake3-replies.txt")
+	f, err := os.Open("testdata/ioquake3-replies.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,29 +43,16 @@ func ioquake3Status(t testing.TB) []byte {
 	return nil
 }
 
-// mustValid fails unless doc is a valid state document.
-func mustValid(t testing.TB, doc map[string]any) *state.Snapshot {
-	t.Helper()
-	s, err := state.NewStore(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.SetUpstream(doc); err != nil {
-		t.Fatalf("not a valid state document: %v\n%v", err, doc)
-	}
-	return s.Snapshot()
-}
-
 // The real ioquake3 server's statusResponse: its hostname, map, slots,
 // version, mod folder and game become the state's fields; every other cvar
 // is a rule (the poll's challenge is not); the bot (ping 0) is a bot.
-func TestFromQuake3Captured(t *testing.T) {
-	st, err := quake3.ParseStatusResponse(ioquake3Status(t))
+func TestFromStatusCaptured(t *testing.T) {
+	st, err := ParseStatusResponse(ioquake3Status(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := FromQuake3(st)
-	snap := mustValid(t, doc)
+	doc := FromStatus(st)
+	snap := polltest.Valid(t, doc)
 	if snap.Name != "^1queryd ^7reference" || snap.Map != "oa_dm1" || snap.MaxPlayers != 12 ||
 		snap.GameVersion != "ioq3 1.36+u20221123.70d07d9+dfsg-1/Debian linux-x86_64 Jan  8 2023" ||
 		snap.Folder != "baseoa" || snap.Game != "Quake3Arena" || snap.Password {
@@ -102,7 +86,7 @@ func TestFromQuake3Captured(t *testing.T) {
 
 // Malformed or oversized statusResponse values are fitted to the state:
 // the document is always valid, and nothing that fits is lost.
-func TestFromQuake3Limits(t *testing.T) {
+func TestFromStatusLimits(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	var lines strings.Builder
 	for i := range 5000 {
@@ -176,79 +160,11 @@ func TestFromQuake3Limits(t *testing.T) {
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := quake3.ParseStatusResponse([]byte("\xFF\xFF\xFF\xFFstatusResponse\n" + c.reply))
+			st, err := ParseStatusResponse([]byte("\xFF\xFF\xFF\xFFstatusResponse\n" + c.reply))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.check(t, mustValid(t, FromQuake3(st)))
+			c.check(t, polltest.Valid(t, FromStatus(st)))
 		})
-	}
-}
-
-// srcdsInfo is an A2S_INFO a TF2-like srcds sends: every EDF field.
-func srcdsInfo() *a2s.Info {
-	return &a2s.Info{
-		Protocol: 17, Name: "Example | 2Fort 24/7", Map: "ctf_2fort", Folder: "tf", Game: "Team Fortress",
-		AppID: 440, Players: 3, MaxPlayers: 24, Bots: 1, ServerType: "d", Environment: "l", VAC: true,
-		Version: "8835751", EDF: 0xF1, Port: 27015, SteamID: 90071992547409920, SourceTVPort: 27020,
-		SourceTVName: "SourceTV", Keywords: "alltalk,cp,increased_maxplayers", GameID: 440,
-	}
-}
-
-// An A2S answer: INFO's fields, EDF included; players with durations, the
-// INFO bot count marking those connected longest; rules, plus the INFO
-// fields the state has no place for.
-func TestFromA2S(t *testing.T) {
-	players := []a2s.PlayerInfo{
-		{Name: "Alice", Score: 12, Duration: 600.25},
-		{Name: "BOT Bob", Score: 3, Duration: 3600},
-		{Name: "", Score: -1, Duration: 5},
-	}
-	doc := FromA2S(srcdsInfo(), players, [][2]string{{"mp_timelimit", "30"}, {"a2s_app_id", "the server's own"}})
-	snap := mustValid(t, doc)
-	if snap.Name != "Example | 2Fort 24/7" || snap.Map != "ctf_2fort" || snap.Folder != "tf" || snap.Game != "Team Fortress" ||
-		snap.GameVersion != "8835751" || snap.MaxPlayers != 24 || !snap.VAC || snap.Password || snap.ServerType != "dedicated" ||
-		snap.OS != "linux" || snap.GamePort != 27015 || snap.SteamID != 90071992547409920 || snap.Keywords != "alltalk,cp,increased_maxplayers" ||
-		snap.SourceTV == nil || *snap.SourceTV != (state.SourceTV{Port: 27020, Name: "SourceTV"}) {
-		t.Errorf("fields %+v", snap)
-	}
-	want := map[string]map[string]any{
-		"0": {"name": "Alice", "score": json.Number("12"), "time": json.Number("600.25")},
-		"1": {"name": "BOT Bob", "score": json.Number("3"), "time": json.Number("3600"), "bot": true},
-		"2": {"name": "", "score": json.Number("-1"), "time": json.Number("5")},
-	}
-	for k, w := range want {
-		if got := doc["players"].(map[string]any)[k]; !reflect.DeepEqual(got, map[string]any(w)) {
-			t.Errorf("player %s: %v, want %v", k, got, w)
-		}
-	}
-	rules := doc["rules"].(map[string]any)
-	if !reflect.DeepEqual(rules, map[string]any{"mp_timelimit": "30", "a2s_app_id": "the server's own", "a2s_protocol": "17", "a2s_game_id": "440"}) {
-		t.Errorf("rules %v (the server's own rule of the same name wins)", rules)
-	}
-}
-
-// Odd A2S values: unknown server type and environment are left out (the
-// state's defaults), a NaN, negative or huge duration gives no time, more
-// bots than players marks them all, an empty EDF leaves its fields out.
-func TestFromA2SOddValues(t *testing.T) {
-	info := &a2s.Info{Name: "n\xff", ServerType: "x", Environment: "O", Bots: 9, MaxPlayers: 255}
-	players := []a2s.PlayerInfo{
-		{Name: "a", Duration: float32(math.NaN())}, {Name: "b", Duration: -1}, {Name: "c", Duration: float32(math.Inf(1))},
-	}
-	doc := FromA2S(info, players, nil)
-	snap := mustValid(t, doc)
-	if snap.Name != "n\uFFFD" || snap.ServerType != "dedicated" || snap.OS != "mac" || snap.Bots() != 3 || snap.MaxPlayers != 255 {
-		t.Errorf("%+v", snap)
-	}
-	for k, p := range doc["players"].(map[string]any) {
-		if _, ok := p.(map[string]any)["time"]; ok {
-			t.Errorf("player %s has a time: %v", k, p)
-		}
-	}
-	for _, k := range []string{"game_port", "steam_id", "sourcetv", "keywords", "server_type"} {
-		if _, ok := doc[k]; ok {
-			t.Errorf("%s set: %v", k, doc[k])
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package upstream_test
+package main
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/a2s"
-	"github.com/queryd/queryd/daemon"
 	"github.com/queryd/queryd/daemon/daemontest"
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/internal/udptest"
@@ -25,8 +24,9 @@ import (
 	"github.com/queryd/queryd/upstream"
 )
 
-// mods are the protocol modules a front queryd answers in.
-var mods = []daemon.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}}
+// mods are the protocol modules a front queryd answers in: the
+// registration list.
+var mods = daemonModules()
 
 // onlyA2S makes a queryd answer A2S and nothing else: the "stock" game
 // server of the tests.
@@ -130,7 +130,7 @@ func TestFrontOfA2SServer(t *testing.T) {
 				t.Errorf("rule %s = %q, want %q", k, gotRules[k], v)
 			}
 		}
-		if len(gotRules) != len(rules)+2 || gotRules[upstream.RuleA2SAppID] != strconv.Itoa(a2s.DefaultAppID) || gotRules[upstream.RuleA2SProtocol] == "" {
+		if len(gotRules) != len(rules)+2 || gotRules[a2s.RuleAppID] != strconv.Itoa(a2s.DefaultAppID) || gotRules[a2s.RuleProtocol] == "" {
 			t.Errorf("%d rules, want the %d fed and the stock server's app id and protocol: %v", len(gotRules), len(rules), gotRules)
 		}
 	})
