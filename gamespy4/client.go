@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Basic is a decoded basic stat reply.
@@ -130,6 +132,7 @@ func (c *Client) ask(req []byte, want ...byte) ([]byte, error) {
 	if err := c.conn.SetDeadline(time.Now().Add(t)); err != nil {
 		return nil, fmt.Errorf("gamespy4: %w", err)
 	}
+	module.Drain(c.conn) // nothing that came before the request answers it
 	if _, err := c.conn.Write(req); err != nil {
 		return nil, fmt.Errorf("gamespy4: send: %w", err)
 	}
