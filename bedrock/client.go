@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Pong is a decoded unconnected pong.
@@ -149,6 +151,7 @@ func (c *Client) Ping() (*Pong, error) {
 	if err := c.conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}
+	module.Drain(c.conn) // nothing that came before the ping answers it
 	if _, err := c.conn.Write(AppendPing(nil, t, c.GUID)); err != nil {
 		return nil, fmt.Errorf("bedrock: send: %w", err)
 	}
