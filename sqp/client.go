@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // MaxClientPayload is the most payload bytes the client reassembles from
@@ -131,6 +133,7 @@ func (c *Client) send(req []byte) error {
 		return fmt.Errorf("sqp: %w", err)
 	}
 	c.dropped, c.reason = 0, ""
+	module.Drain(c.conn) // nothing that came before the request answers it
 	if _, err := c.conn.Write(req); err != nil {
 		return fmt.Errorf("sqp: send: %w", err)
 	}
