@@ -64,3 +64,16 @@ func (r DocRules) Add(k, v string) {
 		r[k] = DocText(v, state.MaxRuleValueLen)
 	}
 }
+
+// DocSet sets doc[field] = v when the state accepts v as that field (its
+// type and limits), and reports whether it did: a poll keeps what the
+// state refuses as a rule instead, so that one odd value does not make
+// the whole answer refused.
+func DocSet(doc map[string]any, field string, v any) bool {
+	n, err := state.Normalize(map[string]any{field: v})
+	if err != nil || len(state.ValidateAll(n)) > 0 {
+		return false
+	}
+	doc[field] = n[field]
+	return true
+}

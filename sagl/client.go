@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/queryd/queryd/module"
 )
 
 // Info is the decoded JSON of a query (the fields the spec names).
@@ -83,6 +85,10 @@ type Client struct {
 	Retry time.Duration
 	token uint32
 	buf   []byte
+	// tokenFirst drops info parts until a request with a token was sent
+	// (a poll's rule: a SAGL server answers a request without one only
+	// with a challenge).
+	tokenFirst bool
 }
 
 // Dial makes a client for the server at addr ("host:port").
@@ -114,6 +120,7 @@ func (c *Client) timeouts() (deadline time.Time, retry time.Duration) {
 
 func (c *Client) send(kind byte, offset uint32) error {
 	var b [RequestSize]byte
+	module.Drain(c.conn) // nothing that came before the request answers it
 	if _, err := c.conn.Write(AppendRequest(b[:0], Request{Kind: kind, Token: c.token, Offset: offset})); err != nil {
 		return fmt.Errorf("sagl: send: %w", err)
 	}
@@ -197,6 +204,10 @@ func (c *Client) Info() (*Result, error) {
 			if challenge {
 				continue
 			}
+			if c.tokenFirst && c.token == 0 && isInfoPart(p) { // no request with a token was sent: no info answers one
+				t.drop("an info part before any request with a token")
+				continue
+			}
 			if why := asm.add(p); why != "" {
 				t.drop(why)
 				continue
@@ -213,6 +224,11 @@ func (c *Client) Info() (*Result, error) {
 		}
 	}
 	return nil, t.failure(asm.progress())
+}
+
+// isInfoPart reports whether p has an info part's header.
+func isInfoPart(p []byte) bool {
+	return len(p) >= InfoHeader && [4]byte(p[:4]) == replyMagic && p[4] == Version && p[5] == KindInfo
 }
 
 // assembly collects the parts of one serial: at most its total bytes, one
