@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,5 +178,49 @@ func TestClientCompressedRules(t *testing.T) {
 	rules, err := hostileClient(t, addr).Rules()
 	if err != nil || len(rules) != 144 || rules[0] != [2]string{"sm_plugin_000_version", "0.0.0"} {
 		t.Fatalf("%d rules, %v", len(rules), err)
+	}
+}
+
+// goldsrcFragments cuts payload into split datagrams in GoldSrc's layout
+// (Valve's developer wiki, "Server queries", Goldsource): FE FF FF FF, the
+// id, one byte with the number in its high nibble and the count in its
+// low one, then the piece (GoldSrc's 1,400-byte packets).
+func goldsrcFragments(id uint32, payload []byte, per int) [][]byte {
+	var pieces [][]byte
+	for len(payload) > 0 {
+		n := min(per, len(payload))
+		pieces, payload = append(pieces, payload[:n]), payload[n:]
+	}
+	out := make([][]byte, len(pieces))
+	for i, p := range pieces {
+		d := binary.LittleEndian.AppendUint32([]byte{0xFE, 0xFF, 0xFF, 0xFF}, id)
+		out[i] = append(append(d, byte(i<<4|len(pieces))), p...)
+	}
+	return out
+}
+
+// GoldSrc's split layout reassembles, in order and reversed, and so does
+// the smallest case (two fragments, the second number 1 of 2, whose byte
+// 0x12 would be a Source count of 18).
+func TestSplitGoldSrc(t *testing.T) {
+	plain := srcdsRules()
+	for name, frags := range map[string][][]byte{
+		"GoldSrc, 1,400-byte packets": goldsrcFragments(0x2a, plain, 1391),
+		"GoldSrc, two fragments":      goldsrcFragments(0x2b, plain[:2000], 1391),
+	} {
+		for _, reverse := range []bool{false, true} {
+			fs := append([][]byte(nil), frags...)
+			if reverse {
+				slices.Reverse(fs)
+			}
+			want := plain
+			if len(frags) == 2 {
+				want = plain[:2000]
+			}
+			got, err := reassemble(fs)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s (reversed %v): %d bytes, err %v; want %d", name, reverse, len(got), err, len(want))
+			}
+		}
 	}
 }

@@ -1,12 +1,22 @@
 package a2s
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
+	"net/netip"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/queryd/queryd/internal/polltest"
+	"github.com/queryd/queryd/internal/udptest"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
 )
 
@@ -75,5 +85,99 @@ func TestFromA2SOddValues(t *testing.T) {
 		if _, ok := doc[k]; ok {
 			t.Errorf("%s set: %v", k, doc[k])
 		}
+	}
+}
+
+// infoReply is an A2S_INFO reply of name with players players.
+func infoReply(name string, players byte) []byte {
+	return append([]byte("\xFF\xFF\xFF\xFFI\x11"+name+"\x00map\x00tf\x00Team Fortress\x00\xb8\x01"), players, 24, 0, 'd', 'l', 0, 1, 'v', '1', 0)
+}
+
+// playersOf is an A2S_PLAYER reply listing names.
+func playersOf(names ...string) []byte {
+	b := []byte{0xFF, 0xFF, 0xFF, 0xFF, ReplyPlayer, byte(len(names))}
+	for i, n := range names {
+		b = append(append(append(b, byte(i)), n...), 0, 1, 0, 0, 0, 0, 0, 0x80, 0x3f)
+	}
+	return b
+}
+
+// pollAt polls the scripted server at addr.
+func pollAt(t *testing.T, addr string) (module.Polled, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return Module{}.Poll(ctx, netip.MustParseAddrPort(addr), module.PollOptions{Timeout: 500 * time.Millisecond})
+}
+
+// A2S_INFO has no nonce, so its player count is checked against
+// A2S_PLAYER's: an INFO that disagrees and then answers otherwise (a
+// forged one met the real PLAYER) makes the poll a bad answer; a server
+// whose counts disagree the same way twice, and one whose second INFO
+// agrees, are read.
+func TestPollCountsAgree(t *testing.T) {
+	for name, c := range map[string]struct {
+		infos  [][]byte
+		wantOK string // the name read; "" for a bad answer
+	}{
+		"forged first INFO":        {[][]byte{infoReply("INJECTED", 99), infoReply("real", 2)}, "real"},
+		"two INFOs, neither agree": {[][]byte{infoReply("INJECTED", 99), infoReply("real", 5)}, ""},
+		"the same INFO twice":      {[][]byte{infoReply("hidden players", 9), infoReply("hidden players", 9)}, "hidden players"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var n atomic.Int64
+			addr := udptest.Answer(t, func(req []byte) [][]byte {
+				switch {
+				case len(req) < 5:
+				case req[4] == TypeInfo:
+					return [][]byte{c.infos[min(int(n.Add(1))-1, len(c.infos)-1)]}
+				case req[4] == TypePlayer:
+					return [][]byte{playersOf("Ann", "Bob")}
+				case req[4] == TypeRules:
+					return [][]byte{[]byte("\xFF\xFF\xFF\xFFE\x00\x00")}
+				}
+				return nil
+			})
+			got, err := pollAt(t, addr)
+			var bad module.BadAnswer
+			switch {
+			case c.wantOK == "" && !errors.As(err, &bad):
+				t.Fatalf("err %v, want a bad answer", err)
+			case c.wantOK == "":
+			case err != nil:
+				t.Fatal(err)
+			case got.Doc["name"] != c.wantOK:
+				t.Fatalf("name %v, want %q", got.Doc["name"], c.wantOK)
+			}
+		})
+	}
+}
+
+// A GoldSrc server's split A2S_PLAYER (its own layout) is read by a poll;
+// unanswered A2S_RULES makes the answer partial, naming "rules".
+func TestPollGoldSrcSplitPlayers(t *testing.T) {
+	names := make([]string, 80)
+	for i := range names {
+		names[i] = strings.Repeat("n", 30) + strconv.Itoa(i)
+	}
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
+		switch {
+		case len(req) < 5:
+		case req[4] == TypeInfo:
+			return [][]byte{infoReply("goldsrc", 80)}
+		case req[4] == TypePlayer:
+			return goldsrcFragments(7, playersOf(names...), 1391)
+		}
+		return nil
+	})
+	got, err := pollAt(t, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := polltest.Valid(t, got.Doc); len(s.Players) != 80 || s.Players[79].Name != names[79] {
+		t.Fatalf("%d players", len(s.Players))
+	}
+	if !slices.Equal(got.Unanswered, []string{"rules"}) || got.Partial == nil {
+		t.Errorf("unanswered %v, partial %v", got.Unanswered, got.Partial)
 	}
 }

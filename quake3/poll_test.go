@@ -2,14 +2,19 @@ package quake3
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queryd/queryd/internal/polltest"
+	"github.com/queryd/queryd/internal/udptest"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
 )
 
@@ -166,5 +171,31 @@ func TestFromStatusLimits(t *testing.T) {
 			}
 			c.check(t, polltest.Valid(t, FromStatus(st)))
 		})
+	}
+}
+
+// A poll reads only the statusResponse that echoes its challenge: a forged
+// one (another challenge) and junk that comes first are dropped.
+func TestPollChallengeChecked(t *testing.T) {
+	addr := udptest.Answer(t, func(req []byte) [][]byte {
+		const cmd = "\xFF\xFF\xFF\xFFgetstatus "
+		if !strings.HasPrefix(string(req), cmd) {
+			return nil
+		}
+		ch := string(req[len(cmd):])
+		return [][]byte{
+			[]byte("\xFF\xFF\xFF\xFFstatusResponse\n\\challenge\\guessed\\sv_hostname\\FORGED\n"),
+			[]byte("\xFF\xFF\xFF\xFFstatusResponse\nno backslash\n"),
+			[]byte("\xFF\xFF\xFF\xFFstatusResponse\n\\challenge\\" + ch + "\\sv_hostname\\real\n"),
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := Module{}.Poll(ctx, netip.MustParseAddrPort(addr), module.PollOptions{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Doc["name"] != "real" {
+		t.Fatalf("name %v: a reply without the poll's challenge was read", got.Doc["name"])
 	}
 }
