@@ -173,12 +173,48 @@
 // its FF FF FF FF starts), and bzip2-compressed ones (bit 31 of the split
 // id, old Source engines): the first fragment's declared size is checked
 // against [MaxDecompressed] (256 KiB) before anything is decompressed, no
-// more than it is read, and the CRC32 the fragment carries must match. The
-// GoldSrc layout (count and number in one byte) is not read.
+// more than it is read, and the CRC32 the fragment carries must match. It
+// reads GoldSrc's layout too (the number and the count in one byte, high
+// and low nibble): a reply is complete when its fragments number 0 to
+// count-1 in one of the layouts and its first starts a reply there.
 //
 // What it cannot use is a [*BadAnswerError]: a reply cut short or a string
 // without its NUL, a compressed split reply over the cap, whose bzip2
 // stream is broken or whose size or CRC32 does not match, and at the
 // timeout a split reply that never completed ("incomplete split reply") or
 // nothing but dropped replies.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "a2s", Module.Poll asks A2S_INFO, A2S_PLAYER
+// and A2S_RULES from a socket of the poll's own (package upstream). A2S_INFO
+// must answer; an unanswered A2S_PLAYER or A2S_RULES leaves "players" or
+// "rules" to their last answers (a partial poll). A2S_INFO has no nonce:
+// when its player count disagrees with A2S_PLAYER's list, A2S_INFO is asked
+// again, and the poll stands only when the second agrees with the list or
+// is the first again (a server whose counts differ by design); otherwise
+// it is a bad answer. FromA2S maps the answer:
+//
+//	state field        A2S
+//	name               INFO name
+//	map                INFO map
+//	folder             INFO folder
+//	game               INFO game
+//	version            INFO version
+//	max_players        INFO max players
+//	password           INFO visibility
+//	vac                INFO VAC
+//	server_type        INFO server type (d, l, p)
+//	environment        INFO environment (l, w, m or o)
+//	game_port          EDF port (not in relay mode: queryd's port is the game's)
+//	steam_id           EDF SteamID
+//	sourcetv           EDF SourceTV port and name
+//	keywords           EDF keywords
+//	rules              A2S_RULES; INFO protocol, app id and EDF game id as
+//	                   a2s_protocol, a2s_app_id, a2s_game_id
+//	players            A2S_PLAYER name, score, duration as "time"; the INFO bot
+//	                   count marks the players connected longest as bots
+//
+// The INFO player count is the players' list's business. The front's A2S
+// app id is [a2s] app_id, not the game server's: set it to the game's.
 package a2s

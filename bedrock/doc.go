@@ -144,4 +144,22 @@
 // The handler encodes the pong once per state change; a ping costs one copy
 // into the responder's buffer (with the ping's time written into it) and no
 // allocation.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "bedrock" (a stock Bedrock Dedicated Server),
+// Module.Poll sends one unconnected ping from a socket of the poll's own,
+// its time field random: the pong must echo it. FromPong maps the pong:
+//
+//	state field   pong status string
+//	name          motd
+//	map           sub-motd
+//	version       version
+//	max_players   max (a count 0-65535; else the rule bedrock_max_players)
+//	gamemode      game mode
+//	protocol      protocol
+//	game_port     IPv4 port
+//	players       as many players with empty names as it counts (it names none)
+//	rules         bedrock_edition, bedrock_server_id, bedrock_game_mode_number,
+//	              bedrock_ipv6_port
 package bedrock

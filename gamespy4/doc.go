@@ -139,4 +139,23 @@
 // The handler encodes both stats once per state change; a query costs one
 // copy into the responder's buffer (behind the client's session id) and no
 // allocation.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "gamespy4" (a stock Minecraft Java server with
+// enable-query=true in server.properties, its query.port), Module.Poll asks
+// the handshake and the full stat from a socket of the poll's own with a
+// random session id (masked with 0x0F0F0F0F); replies with another session
+// id are dropped. FromFull maps the full stat:
+//
+//	state field   full stat
+//	name          hostname
+//	map           map
+//	version       version
+//	game          game_id ("MINECRAFT")
+//	max_players   maxplayers (a count 0-65535; else a rule)
+//	game_port     hostport (1-65535; else a rule)
+//	rules         gametype, plugins, hostip and every other key; numplayers
+//	              only when it counts more players than the list names
+//	players       the player section's names
 package gamespy4

@@ -184,4 +184,22 @@
 // it cannot parse, or nothing but dropped replies, is a [*BadAnswerError].
 // Quake 3 has no challenge round trip, so this client has no
 // ErrOnlyChallenges.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "quake3", Module.Poll sends "getstatus
+// <random challenge>" from a socket of the poll's own; only the
+// statusResponse that echoes the challenge is read (a late, forged or
+// unreadable one is dropped). FromStatus maps it:
+//
+//	state field   statusResponse
+//	name          sv_hostname (else hostname)
+//	map           mapname
+//	max_players   sv_maxclients (a count 0-65535; else a rule)
+//	version       version
+//	folder        gamename
+//	game          com_gamename (also kept as a rule)
+//	password      g_needpass (not "" or "0")
+//	rules         every other key (the challenge is dropped)
+//	players       each line's name, score and ping (0 to 65535); ping 0 is a bot
 package quake3

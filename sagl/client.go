@@ -9,8 +9,6 @@ import (
 	"net"
 	"os"
 	"time"
-
-	"github.com/queryd/queryd/module"
 )
 
 // Info is the decoded JSON of a query (the fields the spec names).
@@ -120,7 +118,6 @@ func (c *Client) timeouts() (deadline time.Time, retry time.Duration) {
 
 func (c *Client) send(kind byte, offset uint32) error {
 	var b [RequestSize]byte
-	module.Drain(c.conn) // nothing that came before the request answers it
 	if _, err := c.conn.Write(AppendRequest(b[:0], Request{Kind: kind, Token: c.token, Offset: offset})); err != nil {
 		return fmt.Errorf("sagl: send: %w", err)
 	}

@@ -185,4 +185,19 @@
 // repeating the token is asked again only at the next retry. A call that
 // ends with parts missing is a timeout saying how far it got. Memory: one
 // copy of the parts received (at most the JSON's total) and of the logo.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "sagl", Module.Poll asks the info JSON from a
+// socket of the poll's own: a request without a token (answered with a
+// challenge) and then with it. SAGL's info parts do not echo the token: a
+// part that comes before the request carrying it is dropped. FromInfo maps
+// the JSON field by field to the state's fields of the same names (name,
+// version, protocol, description, gamemode, language, tags, links, values,
+// branding's colours and showName as show_name), players.max to
+// max_players and the players' list (name, score, ping) to players. What
+// the state refuses (a link that is not http(s), a colour that is not
+// #rrggbb, a nested value) is the rule sagl_<field>; the logo is not
+// fetched, its SHA-256 is the rule sagl_logo_sha256, and players.online is
+// the rule sagl_online when the list names fewer.
 package sagl

@@ -155,4 +155,24 @@
 // the 31 combinations; a query costs one copy of its chunks into the
 // responder's buffer (behind headers with the client's token) and no
 // allocation.
+//
+// # Polling a stock server
+//
+// With [upstream] protocol = "sqp" (a Unity/Multiplay server), Module.Poll
+// asks a challenge, then ServerInfo, ServerRules, PlayerInfo and TeamInfo,
+// from a socket of the poll's own; every packet must carry the challenge's
+// token. FromResponse maps the reply:
+//
+//	state field   SQP
+//	name          ServerInfo server name
+//	gamemode      ServerInfo game type
+//	version       ServerInfo build id
+//	map           ServerInfo map
+//	game_port     ServerInfo port (when not 0)
+//	max_players   ServerInfo max players
+//	rules         ServerRules (u8 0 and 1 as "false" and "true", other numbers
+//	              in decimal); sqp_teams, TeamInfo's team count
+//	players       PlayerInfo's name, score (u32 read as int32) and ping; other
+//	              player fields have no place; without PlayerInfo, as many
+//	              unnamed players as ServerInfo counts
 package sqp

@@ -1,89 +1,93 @@
 // Package upstream makes queryd the cache in front of a stock game server
-// it cannot change (a Source or GoldSrc game, ioquake3, Enemy Territory):
-// queryd asks the game server for its state in the game server's own
-// protocol, from a UDP socket of its own, and serves that state in every
-// protocol it speaks, with its own challenges and byte budgets in front.
-// Query floods then cost the game server nothing: it sees one poll every
-// [upstream] interval, whatever the clients send.
+// it cannot change (a Source or GoldSrc game, ioquake3, a Minecraft Java or
+// Bedrock server, a Unity/Multiplay SQP server, a SAGL server): queryd asks
+// the game server for its state in the game server's own protocol and
+// serves that state in every protocol it speaks, with its own challenges
+// and byte budgets in front. Query floods then cost the game server
+// nothing: it sees one poll every [upstream] interval, whatever the
+// clients send.
+//
+// The package names no protocol. A module that can poll implements
+// module.Poller (found by type assertion, as module.FastPath is): its Poll
+// asks the game server once and returns a state document and the part
+// that went unanswered; [upstream] protocol names such a module, and
+// config.Parse refuses a name no registered module polls in, naming those
+// that do. Each module's doc.go ("Polling a stock server") says what it
+// asks and where each field of the answer goes.
 //
 // # Config
 //
 //	[upstream]
-//	protocol = "a2s"           # or "quake3"; absent: off
+//	protocol = "a2s"             # a module that polls: a2s, quake3, gamespy4, bedrock, sqp, sagl; absent: off
 //	address  = "127.0.0.1:27016" # the game server; default: [relay] upstream
-//	interval = "5s"            # between polls (100ms to 1h)
-//	timeout  = "2s"            # per request (10ms to 30s)
+//	interval = "5s"              # between polls (100ms to 1h)
+//	timeout  = "2s"              # per request (10ms to 30s)
 //
 // A name as address is resolved once, at start (an IPv4 address first);
 // an address that is queryd itself (a [listen] udp socket) is refused. A
 // change needs a restart. [feed] stale_after must be longer than interval
-// plus timeout (queryd check says so).
+// plus timeout (queryd check says so). The daemon passes the poller the
+// module and the resolved netip.AddrPort, never strings.
 //
-// # What is asked
+// # Forged answers
 //
-// a2s: A2S_INFO, then A2S_PLAYER, then A2S_RULES, each with the challenge
-// dance and split replies (package a2s's client: Source split replies with
-// or without the size field, bzip2-compressed ones decompressed with the
-// declared size capped at 256 KiB and the CRC32 checked; a reply over the
-// cap is refused and logged). A2S_INFO must answer; when A2S_PLAYER or
-// A2S_RULES does not (many servers turn RULES off), their last answers
-// stand in and the poll counts as partial. GoldSrc's own split layout
-// (count and number in one byte) is not read: a GoldSrc server whose
-// A2S_PLAYER or A2S_RULES needs several packets answers partially.
+// An attacker who can send datagrams with the game server's address as
+// their source (on the same LAN, or anywhere on the path when the game
+// server is on another host) could once make the state its own: the
+// poller kept one socket for its whole life, so a blind spray of the port
+// range found it once, and a forged reply queued between polls was read
+// as the next answer. Now:
 //
-// quake3: "getstatus <random challenge>"; the reply must echo the
-// challenge (a late reply to an earlier poll is dropped).
+//   - every poll opens its own sockets (module.PollConn): a new random
+//     source port, connected to the game server (the kernel drops what
+//     comes from any other address). A game server on loopback is polled
+//     from 127.0.0.1 explicitly: relay mode binds each relayed client's
+//     session to another address of 127.0.0.0/8, never 127.0.0.1;
+//   - everything that arrived before a request was sent is dropped
+//     (module.Drain, before every request);
+//   - where the protocol has a nonce it is checked: Quake 3's challenge
+//     argument, GameSpy4's session id, SQP's token, Bedrock's ping time
+//     (random), SAGL's token (an info part before the request that carries
+//     it is dropped; SAGL's replies do not echo it);
+//   - A2S_INFO has none: its player count is checked against A2S_PLAYER's
+//     list, and when they disagree A2S_INFO is asked again (package a2s);
+//   - a reply that cannot be read is dropped and the poll keeps waiting for
+//     the real one, so junk costs the poll nothing but time.
+//
+// What such an attacker can still do: land a forged reply on the poll's
+// port in the moment between the request and the real reply (it must
+// guess the port among ~28,000, anew every poll, within a round trip),
+// which for A2S also needs an INFO consistent with the real PLAYER list,
+// or for SAGL a whole JSON; a poll it wins serves the forged state until
+// the next poll (one interval). It can also make polls fail by answering
+// first with unusable replies, or flood the game server itself. Keep the
+// game server on loopback or on a private link that nobody else can send
+// on: then none of this is possible.
 //
 // # From the answer to the state document
 //
-// FromA2S and FromQuake3 are pure: any answer the clients parse maps to a
+// Each module's mapping is pure: any answer its client parses maps to a
 // valid state document (fuzzed). Strings are made valid UTF-8 (invalid
-// bytes become U+FFFD), NUL characters are removed, and each is cut to
-// its field's limit (package state); at most 4,096 players and 1,024 rules
-// are kept; a rule whose key is empty or longer than 128 characters is left
-// out, and of a repeated key the first is kept.
+// bytes become U+FFFD), NUL characters are removed, and each is cut to its
+// field's limit (package state; module.DocText); at most 4,096 players and
+// 1,024 rules are kept; a rule whose key is empty or longer than 128
+// characters is left out, and of a repeated key the first is kept
+// (module.DocRules). A field the state has no place for is a rule, so
+// nothing the server says is lost. When part of a poll goes unanswered
+// (A2S_PLAYER or A2S_RULES: many servers turn RULES off) the module names
+// the fields it could not fill; their last answers stand in and the poll
+// counts as partial.
 //
-//	state field        A2S                           Quake 3 statusResponse
-//	name               INFO name                     sv_hostname (else hostname)
-//	map                INFO map                      mapname
-//	folder             INFO folder                   gamename
-//	game               INFO game                     com_gamename (also kept as a rule)
-//	version            INFO version                  version
-//	max_players        INFO max players              sv_maxclients (a count 0-65535; else a rule)
-//	password           INFO visibility               g_needpass (not "" or "0")
-//	vac                INFO VAC                      -
-//	server_type        INFO server type              -
-//	environment        INFO environment              -
-//	game_port          EDF port (not in relay mode:  -
-//	                   queryd's port is the game's)
-//	steam_id           EDF SteamID                   -
-//	sourcetv           EDF SourceTV port and name    -
-//	keywords           EDF keywords                  -
-//	rules              A2S_RULES, and INFO protocol, every other key
-//	                   app id and EDF game id as
-//	                   a2s_protocol, a2s_app_id,
-//	                   a2s_game_id
-//	players            A2S_PLAYER name, score,       each line's name, score,
-//	                   duration as "time"            ping (0 to 65535)
+// In relay mode the game port the game server reports (game_port) is left
+// out: queryd's port is the game's.
 //
-// A field the state has no place for stays in the rules, so nothing the
-// server says is lost; the keys that became fields are left out of the
-// rules (every protocol shows them under its own names), and Quake 3's
-// challenge is dropped. The front's A2S app id is [a2s] app_id, not the
-// game server's: set it to the game's (a2s_app_id shows the server's).
-//
-// Bots: Quake 3 players with ping 0 are bots (ioquake3 gives its bots ping
-// 0). A2S_PLAYER does not say which players are bots: the INFO bot count
-// marks the players connected longest (gamedig's rule), so the front's
-// INFO bot count is the game server's.
-//
-// Player ids: neither protocol has a stable one (A2S_PLAYER's index is 0
-// for everyone on most Source games). A player is known by its name and
+// Player ids: no protocol but SAGL has a stable one (A2S_PLAYER's index is
+// 0 for everyone on most Source games). A player is known by its name and
 // how many players of the same name come before it in the answer; it keeps
 // its id while the answers list it, and a player new to an answer gets
 // the next number, so players keep their order and the state's first-seen
-// times (Quake 3 has no durations: they count from the first answer that
-// listed the player). A2S durations come from A2S_PLAYER's duration.
+// times. A protocol that counts players without naming them (Bedrock) gives
+// that many players with empty names.
 //
 // # Precedence
 //
@@ -113,10 +117,16 @@
 //
 // In relay mode ([relay] upstream set; address defaults to it) the queries
 // of the protocols queryd answers are served from the cache and never
-// reach the game server; everything else is relayed as before. The poll's
-// source port is the poller's own socket's, never a client's relay
+// reach the game server; everything else is relayed as before. A poll's
+// source port is that poll's own socket's, never a client's relay
 // session. With [quake3] off, masters' getinfo still go to the game
 // server, and the heartbeats probe it as before.
+//
+// # Status
+//
+// Poller.Status says what the poller knows (protocol, address, last good
+// answer, its round trip, the last error, the part a partial answer
+// lacked), for the status page.
 //
 // # Metrics
 //

@@ -10,7 +10,7 @@ import (
 // Outcomes of a poll (label "outcome" of queryd_upstream_polls_total).
 const (
 	OutcomeAnswered  = "answered"   // a whole answer, published
-	OutcomePartial   = "partial"    // A2S_INFO answered, A2S_PLAYER or A2S_RULES not: their last answers kept
+	OutcomePartial   = "partial"    // answered in part (A2S: RULES not): the missing fields' last answers kept
 	OutcomeSilent    = "silent"     // no answer within the timeout (or the port refused)
 	OutcomeBadAnswer = "bad_answer" // an answer that could not be read: the state kept
 	OutcomeRejected  = "rejected"   // the state refused the mapped answer: the state kept
@@ -33,7 +33,7 @@ func (m *metrics) register(reg prometheus.Registerer, p *Poller) error {
 	}, []string{"outcome"})
 	m.rtt = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "queryd_upstream_round_trip_seconds",
-		Help:    "Time from a poll's first request to its last reply, for polls the game server answered (A2S: INFO, PLAYER and RULES with their challenges; Quake 3: one getstatus).",
+		Help:    "Time from a poll's first request to its last reply, for polls the game server answered (every request of the protocol's poll, challenges included).",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	})
 	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
