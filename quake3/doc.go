@@ -180,8 +180,9 @@
 // mojibake). Both are checked in interop/quake3_test.go. In Go: [Dial], then
 // [Client.Info] and [Client.Status]; Client.Timeout (default 2 s) bounds each
 // request. The client drops replies that do not echo its challenge (a stale
-// one) and other packets until the timeout; an info string or player line
-// it cannot parse, or nothing but dropped replies, is a [*BadAnswerError].
+// or forged one), replies it cannot parse and other packets until the
+// timeout (the real reply may follow); nothing but dropped replies is a
+// [*BadAnswerError] saying why the last was dropped.
 // Quake 3 has no challenge round trip, so this client has no
 // ErrOnlyChallenges.
 //
