@@ -171,7 +171,8 @@
 //	game_port     ServerInfo port (when not 0)
 //	max_players   ServerInfo max players
 //	rules         ServerRules (u8 0 and 1 as "false" and "true", other numbers
-//	              in decimal); sqp_teams, TeamInfo's team count
+//	              in decimal); sqp_teams, TeamInfo's team count, and
+//	              sqp_team.<i>.<field>, each team's fields
 //	players       PlayerInfo's name, score (u32 read as int32) and ping; other
 //	              player fields have no place; without PlayerInfo, as many
 //	              unnamed players as ServerInfo counts

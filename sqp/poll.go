@@ -44,7 +44,7 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 // as int32) and ping per player (other player fields have no place and
 // are left out). Without PlayerInfo, ServerInfo's current players become
 // as many unnamed players. TeamInfo has no place: its team count is the
-// rule sqp_teams when there are teams. Every value is fitted to the
+// rule sqp_teams and each team's fields the rules sqp_team.<i>.<field>. Every value is fitted to the
 // state's limits, so the document is valid for any reply this package
 // parses.
 func FromResponse(r *Response) map[string]any {
@@ -65,6 +65,13 @@ func FromResponse(r *Response) map[string]any {
 	}
 	if r.Teams != nil && len(r.Teams.Rows) > 0 {
 		rules.Add("sqp_teams", strconv.Itoa(len(r.Teams.Rows)))
+		for i, row := range r.Teams.Rows {
+			for j, f := range r.Teams.Fields {
+				if j < len(row) {
+					rules.Add("sqp_team."+strconv.Itoa(i)+"."+f.Name, ruleText(row[j]))
+				}
+			}
+		}
 	}
 	doc["rules"] = map[string]any(rules)
 	doc["players"] = pollPlayers(r.Players, int(in.CurrentPlayers))

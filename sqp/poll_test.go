@@ -62,6 +62,11 @@ func TestFromResponseRoundTrip(t *testing.T) {
 		s.Players[0].Name != "Łukasz" || s.Players[0].Score != -1 || s.Players[0].Ping != 65535 {
 		t.Errorf("%+v %v", s, rules)
 	}
+	// TeamInfo's teams are rules.
+	r.Teams = &Table{Fields: []Field{{"name", String}, {"score", Uint16}}, Rows: [][]Value{{{Type: String, Str: "red"}, {Type: Uint16, Uint: 4}}}}
+	if rules := polltest.Rules(polltest.Valid(t, FromResponse(r))); rules["sqp_teams"] != "1" || rules["sqp_team.0.name"] != "red" || rules["sqp_team.0.score"] != "4" {
+		t.Errorf("team rules %v", rules)
+	}
 	// Without PlayerInfo, ServerInfo's count gives unnamed players.
 	r.Players = nil
 	if s := polltest.Valid(t, FromResponse(r)); len(s.Players) != 9 {
