@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestPollerA2SPartial(t *testing.T) {
 	var rules atomic.Bool
 	rules.Store(true)
 	addr := fakeA2S(t, &rules)
-	_, store, reg := startPoller(t, A2S, addr, time.Minute, io.Discard)
+	p, store, reg := startPoller(t, A2S, addr, time.Minute, io.Discard)
 	waitFor(t, "a whole answer", func() bool { return counter(t, reg, "queryd_upstream_polls_total", OutcomeAnswered) >= 1 })
 	snap := store.Snapshot()
 	if snap.Name != "Partial" || len(snap.Players) != 1 || len(snap.Rules) != 3 {
@@ -49,5 +50,8 @@ func TestPollerA2SPartial(t *testing.T) {
 	snap = store.Snapshot()
 	if len(snap.Rules) != 3 || snap.Rules[2].Key != "mp_timelimit" || snap.Rules[2].Value != "30" {
 		t.Fatalf("rules after a partial answer: %+v", snap.Rules)
+	}
+	if st := p.Status(); !strings.Contains(st.Partial, "A2S_RULES") || st.LastError != "" || st.LastAnswer.IsZero() {
+		t.Errorf("Status of a partial answer: %+v", st)
 	}
 }

@@ -59,6 +59,7 @@ type Poller struct {
 	m    metrics
 	ids  ids
 	last map[string]any // the last document published (Serve's goroutine only)
+	st   status         // for Status
 
 	lastGood atomic.Int64 // unix nanoseconds of the last good answer; 0: none yet
 	stale    atomic.Bool  // what Stale last said, to log the changes once
@@ -159,6 +160,7 @@ func (p *Poller) poll(ctx context.Context) {
 			p.count(OutcomeSilent)
 			p.warn("the game server did not answer", err)
 		}
+		p.st.failed(err)
 		p.Stale(time.Now())
 		return
 	}
@@ -170,6 +172,7 @@ func (p *Poller) poll(ctx context.Context) {
 		if err := p.cfg.Publish(ans.doc); err != nil {
 			p.count(OutcomeRejected)
 			p.warn("the state refused the game server's answer; the state stays as it was", err)
+			p.st.failed(fmt.Errorf("the state refused the answer: %w", err))
 			p.Stale(time.Now())
 			return
 		}
@@ -178,6 +181,7 @@ func (p *Poller) poll(ctx context.Context) {
 	now := time.Now()
 	first := p.lastGood.Swap(now.UnixNano()) == 0
 	p.m.rtt.Observe(rtt.Seconds())
+	p.st.answered(rtt, ans.partial)
 	if ans.partial != nil {
 		p.count(OutcomePartial)
 		p.warn("part of the game server's answer did not come; its last answer stands", ans.partial)

@@ -134,6 +134,9 @@ func TestPollerLifecycle(t *testing.T) {
 	if store.Snapshot().Name != "config" || !p.Stale(time.Now()) {
 		t.Fatal("a silent game server changed the state or made it live")
 	}
+	if st := p.Status(); st.Protocol != Quake3 || st.Address != up.addr || !st.LastAnswer.IsZero() || st.LastError == "" {
+		t.Errorf("Status before an answer: %+v", st)
+	}
 
 	up.mode.Store("answer")
 	waitFor(t, "the first answer", func() bool { return store.Snapshot().Name == "fake q3" })
@@ -143,6 +146,9 @@ func TestPollerLifecycle(t *testing.T) {
 	}
 	if counter(t, reg, "queryd_upstream_round_trip_seconds", "") < 1 || counter(t, reg, "queryd_upstream_answer_age_seconds", "") > 1 {
 		t.Error("no round trip observed, or an old answer")
+	}
+	if st := p.Status(); st.LastAnswer.IsZero() || st.RTT <= 0 || st.LastError != "" || st.Partial != "" {
+		t.Errorf("Status after an answer: %+v", st)
 	}
 
 	// The same answer again publishes nothing new.
