@@ -66,8 +66,8 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 		d.status.Register(mux) // GET /, /status.json (daemon/status)
 	}
 	mux.HandleFunc("GET /healthz", d.serveHealthz)
-	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1},
-		guard: newAdminGuard(mux, d.cfg.Admin.AllowedHosts)}
+	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1}}
+	a.guard = newAdminGuard(mux, d.cfg.Admin.AllowedHosts, a.shed)
 	a.srv = &http.Server{
 		Handler:           a.guard,
 		ReadHeaderTimeout: adminReadHeaderTimeout,
@@ -78,6 +78,9 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 		ErrorLog:          slog.NewLogLogger(d.log.With("part", "admin").Handler(), slog.LevelDebug),
 	}
 	a.srv.ConnState = a.shed.ConnState
+	a.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
 	if err := a.register(d.reg); err != nil {
 		raw.Close()
 		return nil, err
@@ -126,7 +129,7 @@ func (a *adminServer) register(reg prometheus.Registerer) error {
 	cs := []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "queryd_admin_connections",
-			Help: "Admin listener connections open now (at most 32).",
+			Help: "Admin listener connections open now (at most 64).",
 		}, func() float64 { return float64(a.ln.Open()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "queryd_admin_idle_closed_total",

@@ -13,17 +13,23 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/queryd/queryd/daemon/status"
+	"github.com/queryd/queryd/netlimit"
 )
 
 // The admin listener's per-client request rate: every client (an IPv4
 // address or IPv6 /64) may make adminRate requests a second with bursts of
-// adminBurst, and as many again to /healthz, which has a bucket of its own
-// (so a client reading /status.json in a loop does not starve a health
-// check from the same address). A status page asks once a second and
-// Prometheus once a scrape; more gets 429.
+// adminBurst to the page, /status.json and /metrics. A status page asks
+// once a second and Prometheus once a scrape. A request over the rate
+// waits for its turn (at most adminMaxWait, else 429): a client asking in
+// a loop is slowed to the rate instead of spinning on refusals, and while
+// it waits its connection counts as idle (the listener may close it for a
+// new one). /healthz is not limited: its answer costs no more than a
+// refusal would, and a limit would let anyone on the probe's address (any
+// local user, with the probe on loopback) make it fail.
 const (
-	adminRate    = 20
-	adminBurst   = 40
+	adminRate    = 5
+	adminBurst   = 10
+	adminMaxWait = time.Second
 	adminClients = 1024 // clients remembered (LRU); bounds memory
 )
 
@@ -31,24 +37,24 @@ const (
 // headers on every response, refuses a Host that is not an IP address,
 // localhost or an [admin] allowed_hosts name (421: a web page that rebinds
 // its own name to the admin address must not read it through an
-// operator's browser), and caps each client's request rate (429).
+// operator's browser), and caps each client's request rate (429; not
+// /healthz's).
 type adminGuard struct {
 	next    http.Handler
 	allowed map[string]bool // lower-case names besides IP literals and localhost
-	rates   [2]*clientRates // [0]: /healthz, [1]: everything else
+	rates   *clientRates
+	shed    *netlimit.Shedder // marks a waiting request's connection idle
 
 	refusedHost atomic.Uint64
 	limited     atomic.Uint64
 }
 
-func newAdminGuard(next http.Handler, allowed []string) *adminGuard {
-	g := &adminGuard{next: next, allowed: map[string]bool{}}
+func newAdminGuard(next http.Handler, allowed []string, shed *netlimit.Shedder) *adminGuard {
+	g := &adminGuard{next: next, allowed: map[string]bool{}, shed: shed}
 	for _, h := range allowed {
 		g.allowed[strings.ToLower(strings.TrimSuffix(h, "."))] = true
 	}
-	for i := range g.rates {
-		g.rates[i] = newClientRates(adminClients, adminRate, adminBurst)
-	}
+	g.rates = newClientRates(adminClients, adminRate, adminBurst)
 	return g
 }
 
@@ -59,11 +65,7 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "queryd admin: use the admin address itself (an IP address, localhost or a name of [admin] allowed_hosts) as the host", http.StatusMisdirectedRequest)
 		return
 	}
-	class := 1
-	if r.URL.Path == "/healthz" {
-		class = 0
-	}
-	if !g.rates[class].allow(clientOf(r.RemoteAddr), time.Now()) {
+	if r.URL.Path != "/healthz" && !g.wait(r) {
 		g.limited.Add(1)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "queryd admin: too many requests from this address", http.StatusTooManyRequests)
@@ -71,6 +73,34 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.next.ServeHTTP(w, r)
 }
+
+// wait takes r's turn in its client's bucket, waiting for it when it is
+// at most adminMaxWait away; false: refuse r (over the rate, or its
+// connection closed while it waited).
+func (g *adminGuard) wait(r *http.Request) bool {
+	delay, ok := g.rates.reserve(clientOf(r.RemoteAddr), time.Now(), adminMaxWait)
+	if !ok {
+		return false
+	}
+	if delay <= 0 {
+		return true
+	}
+	if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil && g.shed != nil {
+		defer g.shed.Waiting(c)()
+	}
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// connKey is the request context's key of its connection (http.Server's
+// ConnContext puts it there).
+type connKey struct{}
 
 // allowedHost reports whether host (with or without a port) is an IP
 // address, localhost or an allowed name. An empty Host (HTTP/1.0 without
@@ -120,8 +150,9 @@ func newClientRates(n int, r float64, burst int) *clientRates {
 	return &clientRates{lru: l, rate: rate.Limit(r), burst: burst}
 }
 
-// allow takes one request from client's bucket at now.
-func (c *clientRates) allow(client netip.Prefix, now time.Time) bool {
+// reserve takes one request from client's bucket at now and says how long
+// it must wait for it; false (nothing taken) when that is over limit.
+func (c *clientRates) reserve(client netip.Prefix, now time.Time, limit time.Duration) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l, ok := c.lru.Get(client)
@@ -129,5 +160,10 @@ func (c *clientRates) allow(client netip.Prefix, now time.Time) bool {
 		l = rate.NewLimiter(c.rate, c.burst)
 		c.lru.Add(client, l)
 	}
-	return l.AllowN(now, 1)
+	res := l.ReserveN(now, 1)
+	if d := res.DelayFrom(now); res.OK() && d <= limit {
+		return d, true
+	}
+	res.CancelAt(now)
+	return 0, false
 }
