@@ -33,7 +33,7 @@ func (d *Daemon) newStatus() *status.Sampler {
 
 // page is s as the status page reads it.
 func (s Silence) page() status.Silence {
-	p := status.Silence{Silent: s.Silent, Since: s.Since, Deadline: s.Deadline}
+	p := status.Silence{Silent: s.Silent, Since: s.Since, Deadline: s.Deadline, Feed: s.Feed, Upstream: s.Upstream != ""}
 	if !s.Silent {
 		return p
 	}

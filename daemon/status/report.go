@@ -208,7 +208,7 @@ func (s *Sampler) upstreamCard(now time.Time, sl Silence) *UpstreamCard {
 	}
 	st := s.src.Upstream()
 	c := &UpstreamCard{Protocol: st.Protocol, Address: st.Address, LastError: st.LastError, Partial: st.Partial,
-		Stale: slices.Contains(sl.Reasons, "upstream") || slices.Contains(sl.Reasons, "upstream_unanswered"), StaleAfter: s.src.StaleAfter.Seconds()}
+		Stale: sl.Upstream, StaleAfter: s.src.StaleAfter.Seconds()}
 	if !st.LastAnswer.IsZero() {
 		c.LastAnswer = timeOrNil(st.LastAnswer)
 		age := math.Round(max(now.Sub(st.LastAnswer).Seconds(), 0)*10) / 10
@@ -232,7 +232,7 @@ func (s *Sampler) feedCard(now time.Time, sl Silence) FeedCard {
 			last = last.UTC()
 			age := math.Round(max(now.Sub(last).Seconds(), 0)*10) / 10
 			c.LastMessage, c.LastMessageAge = &last, &age
-			if slices.Contains(sl.Reasons, "feed") {
+			if sl.Feed {
 				since := last.Add(s.src.StaleAfter)
 				c.Stale, c.SilentSince = true, &since
 			}

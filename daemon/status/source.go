@@ -23,6 +23,9 @@ type Silence struct {
 	// "upstream_unanswered" (it has not answered since queryd started);
 	// empty while queryd answers.
 	Reasons []string
+	// Feed and Upstream say whether the feed, and the game server, are
+	// among the causes.
+	Feed, Upstream bool
 	// Since is when queryd fell silent (zero while it answers).
 	Since time.Time
 	// Deadline is, while it answers, when it falls silent unless the feed

@@ -108,7 +108,7 @@ func (f *fakeDaemon) silence(time.Time) status.Silence {
 	if !f.stale {
 		return status.Silence{}
 	}
-	return status.Silence{Silent: true, Reasons: []string{"feed"}, Since: f.lastFed.Add(60 * time.Second)}
+	return status.Silence{Silent: true, Reasons: []string{"feed"}, Feed: true, Since: f.lastFed.Add(60 * time.Second)}
 }
 
 func (f *fakeDaemon) drain(dst []responder.SourceCount) []responder.SourceCount {
@@ -261,7 +261,7 @@ func TestStatusSilentAndUpstream(t *testing.T) {
 		t.Errorf("answering: upstream %+v", u)
 	}
 
-	sl = status.Silence{Silent: true, Reasons: []string{"upstream", "feed"}, Since: t0.Add(-5 * time.Second)}
+	sl = status.Silence{Silent: true, Reasons: []string{"upstream", "feed"}, Feed: true, Upstream: true, Since: t0.Add(-5 * time.Second)}
 	up.LastError, up.Partial = "read udp: i/o timeout", ""
 	s.Sample(t0.Add(time.Second))
 	r = status.Report{}
@@ -275,7 +275,7 @@ func TestStatusSilentAndUpstream(t *testing.T) {
 	}
 
 	up = upstream.Status{Protocol: "quake3", Address: "127.0.0.1:27960", LastError: "no answer"}
-	sl = status.Silence{Silent: true, Reasons: []string{"upstream_unanswered"}, Since: t0}
+	sl = status.Silence{Silent: true, Reasons: []string{"upstream_unanswered"}, Upstream: true, Since: t0}
 	s.Sample(t0.Add(2 * time.Second))
 	r = status.Report{}
 	getJSON(t, s, &r)
