@@ -154,6 +154,7 @@ func TestAdminRate(t *testing.T) {
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var wg sync.WaitGroup
+	batch := time.Now()
 	for i := 0; i < 60; i++ {
 		wg.Add(1)
 		go func() {
@@ -171,8 +172,9 @@ func TestAdminRate(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("60 requests at once from one address: %d answered, %d refused with 429", codes[200], codes[429])
-	if codes[200] < 10 || codes[200] > 10+5+3 || codes[200]+codes[429] != 60 {
+	spread := time.Since(batch) // on a loaded machine the 60 may take a while to arrive
+	t.Logf("60 requests at once from one address (in %v): %d answered, %d refused with 429", spread.Round(time.Millisecond), codes[200], codes[429])
+	if codes[200] < 10 || codes[200] > 10+5+int(5*spread.Seconds())+3 || codes[429] == 0 || codes[200]+codes[429] != 60 {
 		t.Errorf("60 at once: %v; want the burst (10) and about a second's rate (5) answered, the rest 429", codes)
 	}
 	start := time.Now()
