@@ -84,9 +84,14 @@ type Limits struct {
 	TrackedIPs    int      `toml:"tracked_ips"`    // sources remembered (LRU); bounds memory
 }
 
-// Admin is [admin]: the HTTP listener for /metrics and /healthz.
+// Admin is [admin]: the HTTP listener for /metrics, /healthz and the
+// status page.
 type Admin struct {
 	Listen netip.AddrPort `toml:"listen"` // "127.0.0.1:9273"; "" (the zero AddrPort) turns it off
+	// AllowedHosts are the host names a request's Host may carry besides IP
+	// addresses and localhost (a reverse proxy's or a DNS name Prometheus
+	// scrapes by); any other name gets 421 (DNS rebinding).
+	AllowedHosts []string `toml:"allowed_hosts"`
 }
 
 // Log is [log].
@@ -279,6 +284,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateRelay(errs)
 	c.validateUpstream(errs)
 	c.validateXDP(errs)
+	c.validateAdmin(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
 	}
@@ -332,7 +338,7 @@ func (c *Config) RestartKeys(old *Config) []string {
 	if old.Feed != c.Feed {
 		keys = append(keys, "feed")
 	}
-	if old.Admin != c.Admin {
+	if fmt.Sprint(old.Admin) != fmt.Sprint(c.Admin) {
 		keys = append(keys, "admin")
 	}
 	if old.Relay != c.Relay {

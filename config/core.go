@@ -105,3 +105,30 @@ func (c *Config) validateXDP(errs *Errors) {
 		seen[name] = true
 	}
 }
+
+// MaxAdminHosts bounds [admin] allowed_hosts.
+const MaxAdminHosts = 64
+
+func (c *Config) validateAdmin(errs *Errors) {
+	if len(c.Admin.AllowedHosts) > MaxAdminHosts {
+		errs.Add("admin.allowed_hosts", "at most %d names, got %d", MaxAdminHosts, len(c.Admin.AllowedHosts))
+	}
+	for i, h := range c.Admin.AllowedHosts {
+		if !hostName(h) {
+			errs.Add(fmt.Sprintf("admin.allowed_hosts[%d]", i), "want a host name such as \"status.example.org\" (letters, digits, '-' and '.', no port), got %q", h)
+		}
+	}
+}
+
+// hostName reports whether h is a DNS host name (no port, no scheme).
+func hostName(h string) bool {
+	if h == "" || len(h) > 253 || strings.HasPrefix(h, ".") || strings.HasPrefix(h, "-") {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -114,6 +114,9 @@ func TestMalformedValues(t *testing.T) {
 		{"[admin]\nlisten = \"everywhere\"", `admin.listen: want IP:PORT such as "127.0.0.1:9273", or "" to turn it off, got "everywhere"`},
 		{"[admin]\nlisten = \"localhost:9273\"", `admin.listen: want IP:PORT such as "127.0.0.1:9273", or "" to turn it off, got "localhost:9273"`},
 		{"[admin]\nlisten = 9273", `admin.listen: want IP:PORT such as "127.0.0.1:9273", or "" to turn it off, got an integer`},
+		{"[admin]\nallowed_hosts = [\"status.example.org:443\"]", `admin.allowed_hosts[0]: want a host name such as "status.example.org" (letters, digits, '-' and '.', no port), got "status.example.org:443"`},
+		{"[admin]\nallowed_hosts = [\"ok.example\", \"\"]", `admin.allowed_hosts[1]: want a host name such as "status.example.org" (letters, digits, '-' and '.', no port), got ""`},
+		{"[admin]\nallowed_hosts = [\"http://x\"]", `admin.allowed_hosts[0]: want a host name such as "status.example.org" (letters, digits, '-' and '.', no port), got "http://x"`},
 		{"[sagl]\nhttp = \"127.0.0.1\"", `sagl.http: want IP:PORT such as "127.0.0.1:8080", or "" to turn it off, got "127.0.0.1"`},
 		{"[sagl]\nhttp = true", `sagl.http: want IP:PORT such as "127.0.0.1:8080", or "" to turn it off, got a boolean`},
 		// netip.Addr: gamespy4.hostip.

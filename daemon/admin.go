@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,9 +21,18 @@ import (
 
 // adminServer serves /metrics, /healthz and the status page.
 type adminServer struct {
-	srv *http.Server
-	ln  net.Listener
+	srv   *http.Server
+	ln    *netlimit.Listener
+	shed  *netlimit.Shedder
+	guard *adminGuard
 }
+
+// The admin listener's timeouts: short, so that a connection an outsider
+// opens and leaves idle is closed soon even when nothing sheds it.
+const (
+	adminReadHeaderTimeout = 2 * time.Second
+	adminIdleTimeout       = 5 * time.Second
+)
 
 // newAdmin opens [admin] listen (nil when it is off).
 func (d *Daemon) newAdmin() (part, error) {
@@ -36,41 +47,66 @@ func (d *Daemon) newAdmin() (part, error) {
 	return funcPart{name: "admin", serve: a.serve, stop: a.Close}, nil
 }
 
+// startAdmin opens the admin listener. At most adminMaxConns connections
+// are open at once; past adminMaxConns-1, every new connection closes the
+// one idle longest (netlimit.Shedder), so one slot is always free for a
+// health check however many idle keep-alive connections an outsider
+// holds; accept waits out descriptor and memory shortages. Every route is
+// behind the Host check, the security headers and the per-client rate
+// (adminGuard).
 func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("admin listen %s: %w", addr, err)
 	}
-	// At most adminMaxConns at once (more wait in the backlog); accept
-	// waits out descriptor and memory shortages.
 	ln := &netlimit.Listener{Listener: raw, Max: adminMaxConns, Logger: d.log.With("part", "admin")}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
 	if d.status != nil {
 		d.status.Register(mux) // GET /, /status.json (daemon/status)
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now()
-		stale := d.stale(now)
-		w.Header().Set("Content-Type", "application/json")
-		if stale {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-		json.NewEncoder(w).Encode(map[string]any{
-			"ok":      !stale,
-			"version": d.store.Snapshot().Version,
-			"stale":   stale,
-		})
-	})
-	a := &adminServer{ln: ln, srv: &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 5 * time.Second,
+	mux.HandleFunc("GET /healthz", d.serveHealthz)
+	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1}}
+	a.guard = newAdminGuard(mux, d.cfg.Admin.AllowedHosts, a.shed)
+	a.srv = &http.Server{
+		Handler:           a.guard,
+		ReadHeaderTimeout: adminReadHeaderTimeout,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-	}}
+		IdleTimeout:       adminIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(d.log.With("part", "admin").Handler(), slog.LevelDebug),
+	}
+	a.srv.ConnState = a.shed.ConnState
+	a.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	if err := a.register(d.reg); err != nil {
+		raw.Close()
+		return nil, err
+	}
 	d.log.Info("admin listening", "http", ln.Addr().String())
 	return a, nil
+}
+
+// serveHealthz answers 200 while queryd answers, 503 while it is silent,
+// with the reason and since when.
+func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
+	sl := d.silence.at(time.Now())
+	body := map[string]any{
+		"ok":      !sl.Silent,
+		"version": d.store.Snapshot().Version,
+		"stale":   sl.Silent,
+	}
+	if sl.Silent {
+		body["reason"], body["since"] = sl.Reason, sl.Since.UTC()
+	}
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	if sl.Silent {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	w.Write(append(b, '\n'))
 }
 
 // serve serves until Close; another end is the admin listener failing.
@@ -88,6 +124,37 @@ func (a *adminServer) Close() error {
 	return a.srv.Shutdown(ctx)
 }
 
+// register exports the admin listener's connections and what it refused.
+func (a *adminServer) register(reg prometheus.Registerer) error {
+	cs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "queryd_admin_connections",
+			Help: "Admin listener connections open now (at most 64).",
+		}, func() float64 { return float64(a.ln.Open()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "queryd_admin_idle_closed_total",
+			Help: "Idle admin connections closed to keep a slot free for a new one.",
+		}, func() float64 { return float64(a.shed.Shed()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "queryd_admin_accept_retries_total",
+			Help: "Admin accepts that failed for want of descriptors, buffers or memory and were retried.",
+		}, func() float64 { return float64(a.ln.Retried()) }),
+	}
+	for reason, n := range map[string]*atomic.Uint64{"host": &a.guard.refusedHost, "rate_limited": &a.guard.limited} {
+		cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "queryd_admin_refused_total",
+			Help:        "Admin requests refused: host (a Host that is not an IP address, localhost or an [admin] allowed_hosts name: 421), rate_limited (over the per-client rate: 429).",
+			ConstLabels: prometheus.Labels{"reason": reason},
+		}, func() float64 { return float64(n.Load()) }))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("admin metrics: %w", err)
+		}
+	}
+	return nil
+}
+
 // registerStateMetrics exports the state version and feed staleness.
 func registerStateMetrics(reg *prometheus.Registry, d *Daemon) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -99,8 +166,17 @@ func registerStateMetrics(reg *prometheus.Registry, d *Daemon) {
 		Help: "Players in the current state.",
 	}, func() float64 { return float64(len(d.store.Snapshot().Players)) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_silent",
+		Help: "1 while queryd is silent and answers nothing: the feed stale, or the [upstream] game server stale or not yet answered (/healthz says why).",
+	}, func() float64 {
+		if d.silence.silent(time.Now()) {
+			return 1
+		}
+		return 0
+	}))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_feed_stale",
-		Help: "1 while the feed is stale and queryd answers nothing.",
+		Help: "1 while the feed is stale (queryd is then silent: queryd_silent).",
 	}, func() float64 {
 		if d.feed.Stale(time.Now()) {
 			return 1

@@ -48,10 +48,12 @@ type Daemon struct {
 	relay  *relay.Relay // nil when relay mode is off
 	// upstream polls the game server for the state; nil without [upstream].
 	upstream *upstream.Poller
-	xdp      *xdp.FastPath // nil when [xdp] is off or the kernel refused it
-	admin    *adminServer
-	status   *status.Sampler // the status page's; nil when the admin listener is off
-	sup      *supervisor
+	// silence says whether queryd is silent; everything that answers reads it.
+	silence *silence
+	xdp     *xdp.FastPath // nil when [xdp] is off or the kernel refused it
+	admin   *adminServer
+	status  *status.Sampler // the status page's; nil when the admin listener is off
+	sup     *supervisor
 	// pending are the parts New made and Run starts.
 	pending []part
 
@@ -93,7 +95,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUpstream, d.newUDP, d.newXDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

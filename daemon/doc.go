@@ -13,6 +13,12 @@
 // error, so queryd exits non-zero with the reason instead of running on
 // deaf (a feed whose accept loop died, an admin server that failed).
 //
+// One value says whether queryd is silent (Silence: the feed stale, or the
+// [upstream] game server stale or not yet answered), why, since when and
+// when it next changes; the UDP sockets, the modules (module.Env.Stale),
+// the XDP program's deadline, /healthz, the status page and queryd_silent
+// all read it, so that no path decides it apart.
+//
 // The daemon names no protocol: it is given the modules (Module), in demux
 // order, by the registration list in cmd/queryd.
 package daemon

@@ -25,8 +25,9 @@ const fdReserve = 128
 const fdShare = 0.75
 
 // adminMaxConns caps the connections to [admin] listen (Prometheus scrapes,
-// health checks); more wait in the kernel's backlog.
-const adminMaxConns = 32
+// health checks, status pages); more wait in the kernel's backlog, and
+// past adminMaxConns-1 a new one closes the one idle longest.
+const adminMaxConns = 64
 
 // fdCap is one cap on descriptors, by its config key.
 type fdCap struct {

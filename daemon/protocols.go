@@ -3,7 +3,6 @@ package daemon
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/module"
@@ -22,11 +21,7 @@ func (d *Daemon) env(c *config.Config, name string) module.Env {
 		Base:      c.ServerDoc,
 		Relay:     c.Relay.Upstream != "",
 		Subscribe: d.store.Subscribe,
-	}
-	if d.feed != nil {
-		e.Stale = d.stale
-	} else {
-		e.Stale = func(time.Time) bool { return false }
+		Stale:     d.silence.silent,
 	}
 	if d.udp != nil {
 		e.SendTo = d.udp.SendTo

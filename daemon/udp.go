@@ -61,7 +61,7 @@ func (d *Daemon) newUDP() (part, error) {
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,
 		Limits:     limitsOf(c),
-		Silent:     d.stale,
+		Silent:     d.silence.silent,
 		Clock:      d.clock,
 		Logger:     d.log.With("part", "udp"),
 		Registry:   d.reg,

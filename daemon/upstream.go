@@ -65,11 +65,4 @@ func (d *Daemon) poller(name string) module.Poller {
 	return nil
 }
 
-// stale reports whether queryd is silent: the feed has gone quiet for
-// [feed] stale_after, or (with [upstream]) the game server has not answered
-// for as long, or not yet at all.
-func (d *Daemon) stale(now time.Time) bool {
-	return d.feed.Stale(now) || (d.upstream != nil && d.upstream.Stale(now))
-}
-
 var _ part = (*upstream.Poller)(nil)

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"time"
-
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
@@ -25,8 +23,7 @@ func (d *Daemon) newXDP() (part, error) {
 		Listen:     d.udp.Addrs(),
 		Issuer:     d.issuer,
 		Limits:     lim,
-		LastFed:    d.feed.LastFed,
-		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
+		SilentFrom: d.silence.from,
 		Logger:     d.log.With("part", "xdp"),
 		Registry:   d.reg,
 	})

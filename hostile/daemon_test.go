@@ -83,6 +83,9 @@ type Daemon struct {
 	// Netns, when set before Start, is the network namespace the daemon
 	// runs in (ip netns exec); its admin endpoint is reached from there.
 	Netns string
+	// Bin, when set before Start, is the daemon binary to run instead of
+	// the race-enabled one (plainBin: for latency figures).
+	Bin string
 
 	t       testing.TB
 	cmd     *exec.Cmd
@@ -197,6 +200,9 @@ func (d *Daemon) Start(t testing.TB) {
 	d.exited = make(chan struct{})
 	d.stderr = &logBuffer{}
 	name, args := querydBin, []string{"-config", d.ConfigPath}
+	if d.Bin != "" {
+		name = d.Bin
+	}
 	if d.NoFile > 0 {
 		// The shell sets the limit and execs queryd (same pid).
 		name, args = "sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, d.NoFile), name}, args...)

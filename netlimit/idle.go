@@ -121,3 +121,12 @@ func (s *Shedder) shedOver(keep net.Conn) {
 		s.shed.Add(1)
 	}
 }
+
+// Waiting marks c, whose request waits for something other than the peer
+// (a rate limit's next token), idle until done is called: while it waits,
+// a new connection may close it as it would close a connection between
+// requests. Call done before writing the response.
+func (s *Shedder) Waiting(c net.Conn) (done func()) {
+	s.setIdle(c, true)
+	return func() { s.setIdle(c, false) }
+}

@@ -2,6 +2,7 @@ package netlimit
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -229,3 +230,61 @@ func TestRejectAtCapWhenBusy(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose request is Waiting (for a rate limit's turn) counts
+// as idle: a new connection over the threshold may close it, as it closes
+// one between requests (an Active one it may not: without Waiting the
+// tracked idle count is 1, not 2).
+func TestShedderWaiting(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Listener{Listener: raw, Max: 3}
+	s := &Shedder{Listener: l, Threshold: 2}
+	waiting, release := make(chan func()), make(chan struct{})
+	srv := &http.Server{
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/wait" {
+				done := s.Waiting(r.Context().Value(connKey{}).(net.Conn))
+				waiting <- done
+				<-release
+				done()
+			}
+			io.WriteString(w, "ok")
+		}),
+		ConnState: s.ConnState,
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	defer close(release)
+	addr := raw.Addr().String()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	first := dial()
+	go get(first, "/other") // answered at once, then idle between requests
+	waitOpen(t, l, 1)
+	time.Sleep(50 * time.Millisecond)
+	w := dial()
+	go io.WriteString(w, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-waiting
+	if all, idle := s.Tracked(); all != 2 || idle != 2 {
+		t.Fatalf("tracked %d, idle %d: want the waiting connection idle too", all, idle)
+	}
+	dial() // the third: over the threshold, the one idle longest (first) goes
+	waitOpen(t, l, 2)
+	dial() // the fourth: the waiting one goes
+	waitOpen(t, l, 2)
+	if !closedByServer(w) {
+		t.Error("the waiting connection was not closed for a new one")
+	}
+}
+
+type connKey struct{}

@@ -29,10 +29,12 @@ type Config struct {
 	Listen     []netip.AddrPort // [listen] udp: the addresses it answers for
 	Issuer     *challenge.Issuer
 	Limits     responder.Limits
-	// LastFed and StaleAfter: the feed's last message (zero: never) and
-	// [feed] stale_after (0: never stale), as feed.Server.Stale reads them.
-	LastFed    func() time.Time
-	StaleAfter time.Duration
+	// SilentFrom is when the program must fall silent, from the daemon's
+	// one silence value (feed stale, or [upstream] stale or not yet
+	// answered): a time not after now while queryd is silent, the time it
+	// will be while it answers, the zero Time (or a nil func) while nothing
+	// can silence it. It is read every sync (50 ms).
+	SilentFrom func() time.Time
 	Logger     *slog.Logger
 	Registry   prometheus.Registerer
 }

@@ -68,10 +68,13 @@
 // per-source packet rate is [quake3]'s (packet_rate, packet_burst), not
 // Bedrock's, and each path applies it apart.
 //
-// Stale means silence here too: the daemon writes when the feed goes stale
-// (its last message plus [feed] stale_after, on the monotonic clock); past
-// it the program drops every query it would answer and counts it as stale.
-// A feed message revives it within 50 ms.
+// Stale means silence here too: the daemon writes when queryd falls silent
+// (Config.SilentFrom, from its one silence value: the feed's last message
+// plus [feed] stale_after, or the [upstream] game server's last answer
+// plus as much, or at once while it has not answered yet; on the
+// monotonic clock); past it the program drops every query it would answer
+// and counts it as stale. A feed message or an answer revives it within
+// 50 ms.
 //
 // # Maps and updates
 //

@@ -311,17 +311,17 @@ func clocks() (mono, wall int64) {
 	return m.Nano(), time.Now().UnixNano()
 }
 
-// freshUntil is the monotonic time after which the feed is stale, as
-// feed.Server.Stale decides it; ^0 while it cannot go stale.
+// freshUntil is the monotonic time from which the program is silent
+// (Config.SilentFrom on the monotonic clock); ^0 while nothing can silence it.
 func (f *FastPath) freshUntil(wall, mono int64) uint64 {
-	if f.cfg.LastFed == nil || f.cfg.StaleAfter <= 0 {
+	if f.cfg.SilentFrom == nil {
 		return math.MaxUint64
 	}
-	last := f.cfg.LastFed()
-	if last.IsZero() {
+	from := f.cfg.SilentFrom()
+	if from.IsZero() {
 		return math.MaxUint64
 	}
-	at := last.UnixNano() + int64(f.cfg.StaleAfter) - (wall - mono)
+	at := from.UnixNano() - (wall - mono)
 	if at < 0 {
 		return 0
 	}

@@ -97,8 +97,7 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 			Listen:     fx.srv.Addrs(),
 			Issuer:     fx.issuer,
 			Limits:     lim,
-			LastFed:    fx.fed,
-			StaleAfter: testStaleAfter,
+			SilentFrom: fx.silentFrom,
 			Registry:   fx.reg,
 		})
 		return err
@@ -129,6 +128,15 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 func (fx *fixture) fed() time.Time {
 	if n := fx.lastFed.Load(); n != 0 {
 		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// silentFrom is the program's SilentFrom: the feed's last message plus
+// testStaleAfter (zero before the first).
+func (fx *fixture) silentFrom() time.Time {
+	if last := fx.fed(); !last.IsZero() {
+		return last.Add(testStaleAfter)
 	}
 	return time.Time{}
 }

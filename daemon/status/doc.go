@@ -9,9 +9,18 @@
 // is set as text (textContent), never as HTML, and the page is served with
 // a Content-Security-Policy that allows no script but its own file, no
 // connection but to the admin address, and with X-Content-Type-Options:
-// nosniff. Requests whose Host is a name other than localhost are refused,
-// so that a web page cannot read the JSON through DNS rebinding while an
-// operator has an SSH tunnel open.
+// nosniff (Headers; the daemon sets them on every admin response). The
+// daemon's admin listener refuses requests whose Host is a name other than
+// localhost or an [admin] allowed_hosts name, on every route, so that a
+// web page cannot read the JSON or the metrics through DNS rebinding while
+// an operator has an SSH tunnel open.
+//
+// /status.json is encoded once per sample (Sampler.JSON) and those bytes
+// are served to every request until the next: readers cost a write each.
+// The silence banner and the "silent" object read the daemon's one silence
+// value (Source.Silence), the upstream card the poller's status
+// (Source.Upstream). The browser tests are in the interop module
+// (interop/page_test.go), so that chromedp is no dependency of queryd's.
 //
 // The Sampler reads the counters the daemon already keeps (its Prometheus
 // registry: the responder's queryd_requests_total and bytes, the relay's

@@ -17,12 +17,45 @@ const SchemaVersion = 1
 type Report struct {
 	Schema     int            `json:"schema"`
 	Now        time.Time      `json:"now"`
+	Silent     SilentCard     `json:"silent"`
 	Server     ServerCard     `json:"server"`
 	Feed       FeedCard       `json:"feed"`
+	Upstream   *UpstreamCard  `json:"upstream"` // null without [upstream]
 	Traffic    TrafficCard    `json:"traffic"`
 	Relay      *RelayCard     `json:"relay"`      // null when relay mode is off
 	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without [[quake3.masters]]
 	Busiest    BusiestCard    `json:"busiest"`
+}
+
+// SilentCard says whether queryd answers: while it is silent no protocol
+// answers anything (the page's banner).
+type SilentCard struct {
+	Silent bool `json:"silent"`
+	// Reason is the cause that began first ("feed", "upstream",
+	// "upstream_unanswered"); null while queryd answers.
+	Reason *string `json:"reason"`
+	// Reasons are every cause that holds, the first first; empty while
+	// queryd answers.
+	Reasons []string `json:"reasons"`
+	// Since is when queryd fell silent; null while it answers.
+	Since *time.Time `json:"since"`
+	// Deadline is, while queryd answers, when it falls silent unless the
+	// feed speaks or the game server answers first; null while silent or
+	// when nothing can silence it.
+	Deadline *time.Time `json:"deadline"`
+}
+
+// UpstreamCard is the [upstream] game server queryd takes its state from.
+type UpstreamCard struct {
+	Protocol   string     `json:"protocol"`
+	Address    string     `json:"address"`
+	LastAnswer *time.Time `json:"last_answer"`  // null before the first
+	AnswerAge  *float64   `json:"answer_age_s"` // null before the first
+	RoundTrip  *float64   `json:"round_trip_ms"`
+	LastError  string     `json:"last_error"` // why the last poll failed; "" when it was answered
+	Partial    string     `json:"partial"`    // what part of the last answer did not come; "" when whole
+	Stale      bool       `json:"stale"`      // the game server is a cause of silence (stale or not yet answered)
+	StaleAfter float64    `json:"stale_after_s"`
 }
 
 // ServerCard is what the server is and who plays on it.
@@ -112,8 +145,14 @@ type SourceReport struct {
 // Report builds the document at now.
 func (s *Sampler) Report(now time.Time) Report {
 	r := Report{Schema: SchemaVersion, Now: now.UTC()}
+	var sl Silence
+	if s.src.Silence != nil {
+		sl = s.src.Silence(now)
+	}
+	r.Silent = silentCard(sl)
 	r.Server = s.serverCard(now)
-	r.Feed = s.feedCard(now)
+	r.Feed = s.feedCard(now, sl)
+	r.Upstream = s.upstreamCard(now, sl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Traffic = s.trafficCard(r.Server.Protocols)
@@ -153,7 +192,33 @@ func player(p state.Player, now time.Time) Player {
 	return Player{ID: p.ID, Name: p.Name, Score: p.Score, Ping: p.Ping, Time: t, Bot: p.Bot}
 }
 
-func (s *Sampler) feedCard(now time.Time) FeedCard {
+func silentCard(sl Silence) SilentCard {
+	c := SilentCard{Silent: sl.Silent, Reasons: []string{}, Since: timeOrNil(sl.Since), Deadline: timeOrNil(sl.Deadline)}
+	if sl.Silent && len(sl.Reasons) > 0 {
+		r := sl.Reasons[0]
+		c.Reason = &r
+		c.Reasons = append(c.Reasons, sl.Reasons...)
+	}
+	return c
+}
+
+func (s *Sampler) upstreamCard(now time.Time, sl Silence) *UpstreamCard {
+	if s.src.Upstream == nil {
+		return nil
+	}
+	st := s.src.Upstream()
+	c := &UpstreamCard{Protocol: st.Protocol, Address: st.Address, LastError: st.LastError, Partial: st.Partial,
+		Stale: sl.Upstream, StaleAfter: s.src.StaleAfter.Seconds()}
+	if !st.LastAnswer.IsZero() {
+		c.LastAnswer = timeOrNil(st.LastAnswer)
+		age := math.Round(max(now.Sub(st.LastAnswer).Seconds(), 0)*10) / 10
+		rtt := math.Round(st.RTT.Seconds()*1e4) / 10 // ms, to a tenth
+		c.AnswerAge, c.RoundTrip = &age, &rtt
+	}
+	return c
+}
+
+func (s *Sampler) feedCard(now time.Time, sl Silence) FeedCard {
 	var c FeedCard
 	if s.src.FeedConns != nil {
 		c.Connections = s.src.FeedConns()
@@ -167,7 +232,7 @@ func (s *Sampler) feedCard(now time.Time) FeedCard {
 			last = last.UTC()
 			age := math.Round(max(now.Sub(last).Seconds(), 0)*10) / 10
 			c.LastMessage, c.LastMessageAge = &last, &age
-			if s.src.Stale != nil && s.src.Stale(now) {
+			if sl.Feed {
 				since := last.Add(s.src.StaleAfter)
 				c.Stale, c.SilentSince = true, &since
 			}

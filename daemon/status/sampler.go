@@ -2,8 +2,10 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queryd/queryd/responder"
@@ -31,6 +33,10 @@ type Sampler struct {
 	busiest  minute
 	drained  []responder.SourceCount // reused for every drain
 	warned   time.Time               // the last warning about the metrics
+
+	// encoded is /status.json as of the last sample: encoded once a
+	// sample, served as it is to every request until the next.
+	encoded atomic.Pointer[[]byte]
 }
 
 // protoSeries are one protocol's per-second rates and totals.
@@ -87,8 +93,36 @@ func (s *Sampler) Serve(ctx context.Context) error {
 
 // Sample takes one sample at now: the counters' rates since the last one,
 // the unproven budget's use, the heartbeats' times and the second's
-// busiest sources. Serve calls it; calls must not overlap.
+// busiest sources; then it encodes /status.json as of now, which every
+// request until the next sample is served. Serve calls it; calls must not
+// overlap.
 func (s *Sampler) Sample(now time.Time) {
+	s.sample(now)
+	s.encode(now)
+}
+
+// encode makes /status.json as of now the bytes served.
+func (s *Sampler) encode(now time.Time) []byte {
+	b, err := json.Marshal(s.Report(now))
+	if err != nil { // a Report always encodes; a bug otherwise
+		s.log.Error("status page: encoding /status.json", "err", err)
+		return nil
+	}
+	b = append(b, '\n')
+	s.encoded.Store(&b)
+	return b
+}
+
+// JSON returns /status.json as of the last sample (encoded now when there
+// was none yet).
+func (s *Sampler) JSON() []byte {
+	if b := s.encoded.Load(); b != nil {
+		return *b
+	}
+	return s.encode(time.Now())
+}
+
+func (s *Sampler) sample(now time.Time) {
 	c, err := readCounters(s.src.Gatherer)
 	if err != nil && now.Sub(s.warned) >= time.Minute {
 		s.warned = now

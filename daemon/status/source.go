@@ -10,7 +10,28 @@ import (
 
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/upstream"
 )
+
+// Silence is the daemon's silence value as the page reads it: whether
+// queryd is silent (no protocol answers anything), why, since when, and
+// when it falls silent by itself.
+type Silence struct {
+	Silent bool
+	// Reasons are the causes that hold, the one that began first first:
+	// "feed", "upstream" (the game server stopped answering) or
+	// "upstream_unanswered" (it has not answered since queryd started);
+	// empty while queryd answers.
+	Reasons []string
+	// Feed and Upstream say whether the feed, and the game server, are
+	// among the causes.
+	Feed, Upstream bool
+	// Since is when queryd fell silent (zero while it answers).
+	Since time.Time
+	// Deadline is, while it answers, when it falls silent unless the feed
+	// speaks or the game server answers first (zero: nothing can silence it).
+	Deadline time.Time
+}
 
 // Source is what the status page reads from the daemon. Every func must be
 // safe to call from any goroutine; the nil ones are left out of the page.
@@ -20,8 +41,13 @@ type Source struct {
 	Listen     func() []netip.AddrPort // the bound UDP addresses ([listen] udp)
 	FeedConns  func() int              // feed connections open
 	LastFed    func() time.Time        // the feed's last message (zero: none yet)
-	Stale      func(now time.Time) bool
-	StaleAfter time.Duration // [feed] stale_after (0: never stale)
+	StaleAfter time.Duration           // [feed] stale_after (0: never stale)
+	// Silence is the daemon's one answer to "is queryd silent" at now
+	// (nil: never silent).
+	Silence func(now time.Time) Silence
+	// Upstream is what the [upstream] poller knows of the game server;
+	// nil without [upstream] (the card is left out).
+	Upstream func() upstream.Status
 	// Gatherer holds the counters the sampler reads once a second.
 	Gatherer prometheus.Gatherer
 	// UnprovenUse is how much of the global unproven budget is drawn now

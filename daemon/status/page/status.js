@@ -118,18 +118,55 @@ function renderServer(r) {
   $("players-empty").hidden = rows.length !== 0;
 }
 
-function renderFeed(r) {
-  const f = r.feed;
-  const banner = $("stale-banner");
-  if (f.stale) {
-    banner.textContent = "Feed stale: silent on every protocol since " + fmtTime(f.silent_since) +
-      " (no feed message for " + fmtDuration(f.last_message_age_s) + "; stale_after " + fmtDuration(f.stale_after_s) + ")";
-    banner.hidden = false;
-  } else {
+// silentWhy says why queryd is silent, for one cause of silent.reasons.
+function silentWhy(reason, r) {
+  const u = r.upstream;
+  const server = u ? "the game server (" + u.protocol + " " + u.address + ")" : "the game server";
+  switch (reason) {
+    case "feed":
+      return "the feed has sent nothing for " + fmtDuration(r.feed.last_message_age_s) +
+        " (stale_after " + fmtDuration(r.feed.stale_after_s) + ")";
+    case "upstream":
+      return server + " has not answered for " + fmtDuration(u ? u.answer_age_s : 0) +
+        " (stale_after " + fmtDuration(u ? u.stale_after_s : 0) + ")" + (u && u.last_error ? ": " + u.last_error : "");
+    case "upstream_unanswered":
+      return server + " has not answered since queryd started" + (u && u.last_error ? ": " + u.last_error : "");
+  }
+  return reason;
+}
+
+function renderSilent(r) {
+  const s = r.silent;
+  const banner = $("silent-banner");
+  document.body.dataset.silent = s.silent ? s.reason : "";
+  if (!s.silent) {
     banner.hidden = true;
     banner.textContent = "";
+    return;
   }
-  setText("feed-state", f.stale ? "stale: answering nothing" : (f.last_message ? "live" : "no message yet (serving the config's state)"));
+  banner.textContent = "Silent on every protocol since " + fmtTime(s.since) + ": " +
+    s.reasons.map((x) => silentWhy(x, r)).join("; and ");
+  banner.hidden = false;
+}
+
+function renderUpstream(r) {
+  const u = r.upstream;
+  $("upstream").hidden = !u;
+  if (!u) return;
+  setText("upstream-state", u.stale ? (u.last_answer ? "not answering: queryd is silent" : "not answered yet: queryd is silent") :
+    (u.partial ? "answering in part" : "answering"));
+  $("upstream-state").className = u.stale ? "bad" : "good";
+  setText("upstream-address", u.address);
+  setText("upstream-protocol", u.protocol);
+  setText("upstream-last", u.last_answer ? fmtDuration(u.answer_age_s) + " ago (" + fmtTime(u.last_answer) + ")" : "never");
+  setText("upstream-rtt", u.round_trip_ms === null ? "–" : u.round_trip_ms.toFixed(1) + " ms");
+  setText("upstream-error", u.last_error ? "failed: " + u.last_error : (u.partial ? "partial: " + u.partial : "answered"));
+}
+
+function renderFeed(r) {
+  const f = r.feed;
+  setText("feed-state", f.stale ? "stale: answering nothing" : (f.last_message ? "live" :
+    (r.upstream ? "no message yet" : "no message yet (serving the config's state)")));
   $("feed-state").className = f.stale ? "bad" : "good";
   setText("feed-conns", f.connections);
   setText("feed-last", f.last_message ? fmtDuration(f.last_message_age_s) + " ago (" + fmtTime(f.last_message) + ")" : "never");
@@ -228,8 +265,10 @@ function mixBar(s) {
 }
 
 function render(r) {
+  renderSilent(r);
   renderServer(r);
   renderFeed(r);
+  renderUpstream(r);
   renderTraffic(r);
   renderRelay(r);
   renderHeartbeats(r);

@@ -1,4 +1,4 @@
-package status_test
+package interop
 
 import (
 	"context"
@@ -21,6 +21,11 @@ import (
 
 	"github.com/queryd/queryd/daemon/daemontest"
 )
+
+// The status page's browser tests (daemon/status's page in a real headless
+// Chromium, driven with chromedp). They live in this module so that
+// chromedp is a dependency of the interop suite only, not of everyone who
+// imports queryd.
 
 // chromium finds Debian's chromium (or $QUERYD_CHROMIUM), or skips t:
 // .ci/run installs it, so CI runs these tests.
@@ -57,7 +62,22 @@ type browserPage struct {
 // host but the admin address, opened no dialog and threw nothing.
 func openPage(t *testing.T, d *daemontest.Daemon) *browserPage {
 	t.Helper()
+	return openPageAt(t, d.AdminAddr(), "")
+}
+
+// openPageAt is openPage for the admin listener at admin, with Chromium
+// run inside the network namespace netns ("": this one).
+func openPageAt(t *testing.T, admin, netns string) *browserPage {
+	t.Helper()
 	exe := chromium(t)
+	if netns != "" { // ip execs Chromium inside the namespace
+		wrapper := filepath.Join(t.TempDir(), "chromium-in-netns")
+		script := "#!/bin/sh\nexec ip netns exec " + netns + " " + exe + " \"$@\"\n"
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		exe = wrapper
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -78,7 +98,7 @@ func openPage(t *testing.T, d *daemontest.Daemon) *browserPage {
 		cancelTab()
 		cancelAlloc()
 	})
-	p := &browserPage{ctx: ctx, admin: d.AdminAddr()}
+	p := &browserPage{ctx: ctx, admin: admin}
 	if err := chromedp.Do(ctx); err != nil { // start the browser and the tab
 		t.Fatalf("starting %s: %v", exe, err)
 	}
@@ -192,28 +212,14 @@ func (p *browserPage) waitVersion(t *testing.T, v uint64) {
 	p.waitJS(t, 5*time.Second, fmt.Sprintf(`document.body.dataset.version === "%d"`, v))
 }
 
-// benchDir holds the bench generator built for the tests; TestMain
-// removes it.
-var benchDir string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchDir != "" {
-		os.RemoveAll(benchDir)
-	}
-	os.Exit(code)
-}
-
-// benchBinary builds cmd/queryd-bench once per test binary.
+// benchBinary builds cmd/queryd-bench once per test binary, beside the
+// daemon TestMain built (and removes).
 var benchBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "queryd-bench")
-	if err != nil {
-		return "", err
-	}
-	benchDir = dir
-	exe := filepath.Join(dir, "queryd-bench")
+	exe := filepath.Join(filepath.Dir(querydBin), "queryd-bench")
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "build", "-o", exe, "github.com/queryd/queryd/cmd/queryd-bench").CombinedOutput()
+	build := exec.Command(goTool, "build", "-o", exe, "./cmd/queryd-bench")
+	build.Dir = ".." // the main module, as TestMain builds the daemon
+	out, err := build.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build ./cmd/queryd-bench: %v\n%s", err, out)
 	}

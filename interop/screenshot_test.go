@@ -1,4 +1,4 @@
-package status_test
+package interop
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // TestScreenshot takes README's picture of the page (docs/status.png) when
 // QUERYD_SCREENSHOT names the file to write:
 //
-//	QUERYD_SCREENSHOT=/tmp/status.png go test ./daemon/status -run TestScreenshot
+//	cd interop && QUERYD_SCREENSHOT=/tmp/status.png go test -run TestScreenshot .
 //	pngquant --quality 70-90 --output docs/status.png /tmp/status.png  # 150 KB to 45 KB
 //
 // A daemon with three protocols, relay mode in front of a loopback echo
