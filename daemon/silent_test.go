@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/daemon"
 	"github.com/queryd/queryd/daemon/daemontest"
 )
@@ -26,7 +27,7 @@ func TestSilentUpstreamUnanswered(t *testing.T) {
 	}
 	defer mute.Close()
 	start := time.Now()
-	d := daemontest.Start(t, mods(echoModule{}), "[upstream]\nprotocol = \"a2s\"\naddress = \""+mute.LocalAddr().String()+"\"\ninterval = \"1s\"\ntimeout = \"200ms\"\n")
+	d := daemontest.Start(t, []daemon.Module{echoModule{}, a2s.Module{}}, "[upstream]\nprotocol = \"a2s\"\naddress = \""+mute.LocalAddr().String()+"\"\ninterval = \"1s\"\ntimeout = \"200ms\"\n")
 	if got := ask(t, d, 300*time.Millisecond); got != "" {
 		t.Fatalf("answered %q before the game server ever did", got)
 	}
