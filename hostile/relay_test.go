@@ -64,9 +64,10 @@ func relayAsk(t testing.TB, d *Daemon, ip string, limit time.Duration) bool {
 
 // TestRelaySessionFlood runs relay mode in front of a fake game server and
 // sends one game packet from each of 5,000 spoofed sources — more than the
-// 4,096 relay sessions — then has a new real player connect. Spoofed
-// sessions must not lock real players out of the game server (before the
-// relay evicted idle sessions when full, they did for 2 minutes).
+// 3,072 sessions not yet proven may hold (4,096 less the proven reserve) —
+// then has a new real player connect. Spoofed sessions must not lock real
+// players out of the game server (before the relay evicted idle sessions
+// when full, they did for 2 minutes).
 func TestRelaySessionFlood(t *testing.T) {
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
@@ -107,8 +108,8 @@ func TestRelaySessionFlood(t *testing.T) {
 	if peak-rssBase > relayRSSBound() {
 		t.Errorf("RSS grew by %.1f MiB with every session open; the bound is %.0f MiB", mib(peak-rssBase), mib(relayRSSBound()))
 	}
-	if open < 4096 {
-		t.Errorf("the flood did not fill the relay's 4,096 sessions (%.0f opened, %.0f open): the test proves nothing",
+	if open < 3072 {
+		t.Errorf("the flood did not fill the 3,072 sessions not yet proven (%.0f opened, %.0f open): the test proves nothing",
 			m.Sum("queryd_relay_sessions_opened_total"), m.Sum("queryd_relay_sessions"))
 	}
 	if !relayAsk(t, d, "127.0.0.4", 3*time.Second) {
