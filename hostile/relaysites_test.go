@@ -76,7 +76,7 @@ func runRelayRow(t *testing.T, row relayRow) {
 	game := startHandshakeGame(t, ns)
 	d := startNSRelay(t, ns, game, nil)
 	pub := netip.MustParseAddrPort(d.UDPAddr)
-	proven := joinPlayers(t, ns, pub, 4, 10)
+	proven := joinPlayers(t, ns, pub, 4, 10, 3*time.Second)
 	for _, p := range proven {
 		p.play(30, 50*time.Millisecond) // 1.5 s: past prove_after
 	}
@@ -96,7 +96,7 @@ func runRelayRow(t *testing.T, row relayRow) {
 	stop := row.attack(t, ns, d, pub)
 	time.Sleep(time.Second) // every attacker port warm
 	during := d.Metrics(t)
-	newcomers := joinPlayers(t, ns, pub, 10, 20)
+	newcomers := joinPlayers(t, ns, pub, 10, 20, 3*time.Second)
 	sent := stop()
 	close(stopPlay)
 	wg.Wait()
@@ -121,13 +121,13 @@ func runRelayRow(t *testing.T, row relayRow) {
 }
 
 // joinPlayers has n new players, from 127.0.0.first on, join one after
-// the other; a player that could not join within 3 s is nil (and logged).
-func joinPlayers(t *testing.T, ns string, pub netip.AddrPort, n, first int) []*gamePlayer {
+// the other; a player that could not join within limit is nil (and logged).
+func joinPlayers(t *testing.T, ns string, pub netip.AddrPort, n, first int, limit time.Duration) []*gamePlayer {
 	t.Helper()
 	out := make([]*gamePlayer, n)
 	for i := range n {
 		p := newGamePlayer(t, ns, fmt.Sprintf("127.0.0.%d", first+i), pub)
-		if err := p.join(3 * time.Second); err != nil {
+		if err := p.join(limit); err != nil {
 			t.Log(err)
 			continue
 		}

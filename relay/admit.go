@@ -58,6 +58,16 @@ func (e *source) remove(s *session) {
 // evictSample is how many sessions a random sample compares.
 const evictSample = 16
 
+// freshHold is how long a fresh session is kept from newcomers of other
+// sources: a handshake's time (ioquake3's is two round trips before the
+// game server's first game datagram). Under a flood, sessions then open at
+// most (MaxSessions less the reserve) / freshHold a second (3,072 at the
+// defaults, about 25 % of a core: a session's socket costs about 80 µs to
+// open and close), not as fast as datagrams come, and each gets freshHold
+// to finish its handshake; a newcomer that finds every fresh session
+// younger is dropped at the cost of a map lookup.
+const freshHold = time.Second
+
 // evictMinIdle is how long a fresh session must have been quiet before a
 // newcomer of its own source or site may take its place: a client in its
 // handshake sends several datagrams a second and is not taken.
@@ -74,9 +84,9 @@ const evictMinIdle = 500 * time.Millisecond
 //     MaxSessions and a sample of its sessions has none evictable (else the
 //     idlest such makes room);
 //   - sessions_full: MaxSessions are open, or the sessions not yet proven
-//     hold all but the proven reserve, and there is no fresh session nor a
-//     sampled playing one quiet past LoadingGrace to evict (else the oldest
-//     fresh one, or that one, makes room);
+//     hold all but the proven reserve, and there is no fresh session older
+//     than freshHold nor a sampled playing one quiet past LoadingGrace to
+//     evict (else the oldest fresh one, or that one, makes room);
 //   - open_rate: the source has opened its burst and more than OpenRate a
 //     second since.
 //
@@ -131,7 +141,7 @@ func (r *Relay) globalRoom(own *session, now int64) (*session, bool) {
 	if total < r.cfg.MaxSessions && !needUnproven {
 		return nil, true
 	}
-	if v := r.fresh.oldest(own); v != nil {
+	if v := r.fresh.oldest(own); v != nil && now-v.born >= int64(r.freshHold) {
 		return v, true
 	}
 	v := r.sampleQuiet(own, needUnproven, now)
@@ -175,14 +185,18 @@ func (r *Relay) idlestEvictable(list []*session, n int, now int64) *session {
 	return idlest
 }
 
-// sampleQuiet returns the idlest of a random sample of evictSample
-// sessions (map order is random) if it has been quiet past LoadingGrace
+// sampleQuiet returns the idlest of a random sample of evictSample live or
+// proven sessions (map order is random) if it has been quiet past LoadingGrace
 // (and is not proven, when unproven is set); r.mu is held.
 func (r *Relay) sampleQuiet(not *session, unproven bool, now int64) *session {
 	var idlest *session
-	n := 0
+	n, visited := 0, 0
 	for _, s := range r.bySrc {
-		if s == not || unproven && s.state.Load() == stateProven {
+		if visited++; visited > 4*evictSample { // mostly fresh ones: stop, the drop stays cheap
+			break
+		}
+		st := s.state.Load()
+		if s == not || st == stateFresh || unproven && st == stateProven {
 			continue
 		}
 		if idlest == nil || s.last.Load() < idlest.last.Load() {

@@ -129,3 +129,28 @@ func TestRelayProvenReserve(t *testing.T) {
 		t.Errorf("%v evicted; want 100 (each newcomer but the first two evicts the oldest fresh one)", n)
 	}
 }
+
+// A fresh session is kept from newcomers for freshHold: under a flood of
+// new sources sessions open no faster than the fresh ones age, and a
+// newcomer is dropped (cheaply: no socket) until the oldest is old enough.
+func TestRelayFreshHold(t *testing.T) {
+	game := listenLoopback(t)
+	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: 4})
+	r.freshHold = 300 * time.Millisecond
+	var srcs []netip.AddrPort
+	for i := range 20 {
+		srcs = append(srcs, netip.MustParseAddrPort(fmt.Sprintf("198.51.100.%d:27005", i+1)))
+	}
+	forwardFrom(r, srcs[:4]...)
+	forwardFrom(r, srcs[4:10]...)
+	if n := counter(t, reg, "queryd_relay_dropped_total", "sessions_full"); n != 6 || r.Sessions() != 4 {
+		t.Fatalf("6 newcomers while 4 fresh sessions are younger than freshHold: %v dropped, %d sessions; want 6 and 4", n, r.Sessions())
+	}
+	time.Sleep(350 * time.Millisecond)
+	if n := forwardFrom(r, srcs[10:14]...); n != 4 {
+		t.Errorf("4 newcomers once the fresh sessions are past freshHold: %d let in; want 4", n)
+	}
+	if n := forwardFrom(r, srcs[14]); n != 0 {
+		t.Errorf("a newcomer evicted a session just opened")
+	}
+}

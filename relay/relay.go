@@ -95,7 +95,10 @@ type Relay struct {
 	lo    loopbacks // the local address each client's sessions use
 	loops loopGuard // sources that would make a loop
 	caps  siteCaps
-	mu    sync.RWMutex // guards the maps, the fresh list, the counts and closed; never held while a socket opens
+	// freshHold is how long a fresh session is kept from newcomers of
+	// other sites (the constant; tests may lower it).
+	freshHold time.Duration
+	mu        sync.RWMutex // guards the maps, the fresh list, the counts and closed; never held while a socket opens
 	// every session, also those whose socket is being opened
 	bySrc map[netip.AddrPort]*session
 	// sessions with a socket, by its local address as the game server sees it
@@ -123,15 +126,16 @@ func New(cfg Config) (*Relay, error) {
 	}
 	cfg = withDefaults(cfg)
 	r := &Relay{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		dbg:     newDebugLog(cfg.Logger),
-		start:   time.Now(),
-		caps:    newSiteCaps(cfg),
-		bySrc:   map[netip.AddrPort]*session{},
-		byLocal: map[netip.AddrPort]*session{},
-		sources: map[sourceKey]*source{},
-		sites:   map[siteKey]*site{},
+		cfg:       cfg,
+		log:       cfg.Logger,
+		dbg:       newDebugLog(cfg.Logger),
+		start:     time.Now(),
+		caps:      newSiteCaps(cfg),
+		freshHold: freshHold,
+		bySrc:     map[netip.AddrPort]*session{},
+		byLocal:   map[netip.AddrPort]*session{},
+		sources:   map[sourceKey]*source{},
+		sites:     map[siteKey]*site{},
 	}
 	up := net.UDPAddrFromAddrPort(cfg.Upstream)
 	r.dial = func(local netip.Addr) (*net.UDPConn, error) {
