@@ -21,7 +21,7 @@ import (
 // answered within 3 s. Each row ends with 10/10 new players and the 4
 // proven players still at the address and port the game server first saw
 // them at, with at least 90 % of their game packets answered.
-// hostile/README.md, "Relay", has the figures measured.
+// docs/relay.md, "Measured", has the figures.
 
 // relayRow is one attack: start begins it, and the returned function ends
 // it and says what was sent.
