@@ -11,24 +11,59 @@ import (
 	"github.com/queryd/queryd/relay"
 )
 
-// Relay is [relay]: own the public game port and forward what no responder claims.
+// Relay is [relay]: own the public game port and forward what no responder
+// claims. Each key means what the relay.Config field of the same name means
+// (relay/doc.go, "Config").
 type Relay struct {
 	Upstream    string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
 	IdleTimeout Duration `toml:"idle_timeout"` // a client session ends after this long without a packet either way; 0: 2m
 	// Queue is no longer used (datagrams go straight to the session's
 	// socket, whose send buffer is the queue); accepted with a warning.
 	Queue       int `toml:"queue"`
-	MaxSessions int `toml:"max_sessions"` // client sessions at once; when full the idlest of a sample is evicted; 0: 4096
+	MaxSessions int `toml:"max_sessions"` // client sessions at once; 0: 4096
 	// MaxSessionsPerIP is how many sessions one IPv4 address or IPv6 /64
-	// may hold; at the cap its own idlest session is evicted, or its new
-	// port dropped.
+	// may hold.
 	MaxSessionsPerIP int     `toml:"max_sessions_per_ip"`
 	OpenRate         float64 `toml:"open_rate"`  // sessions one IPv4 address / IPv6 /64 may open per second; 0 turns the limit off
 	OpenBurst        int     `toml:"open_burst"` // sessions one source may open at once before open_rate applies
+	// ShareIPv4x24, ShareIPv6x56 and ShareIPv6x48 are the parts of
+	// max_sessions one IPv4 /24, IPv6 /56 and IPv6 /48 may hold; 0 turns
+	// that cap off.
+	ShareIPv4x24 float64 `toml:"share_ipv4_24"`
+	ShareIPv6x56 float64 `toml:"share_ipv6_56"`
+	ShareIPv6x48 float64 `toml:"share_ipv6_48"`
+	// ProvenReserve is the part of max_sessions only proven sessions may take.
+	ProvenReserve float64  `toml:"proven_reserve"`
+	ProveAfter    Duration `toml:"prove_after"`   // two-way game traffic this long proves a session
+	LoadingGrace  Duration `toml:"loading_grace"` // a playing session quiet less than this is never evicted for a newcomer
 }
 
 func defaultRelay() Relay {
-	return Relay{MaxSessionsPerIP: relay.DefaultMaxPerIP, OpenRate: relay.DefaultOpenRate, OpenBurst: relay.DefaultOpenBurst}
+	return Relay{
+		MaxSessionsPerIP: relay.DefaultMaxPerIP, OpenRate: relay.DefaultOpenRate, OpenBurst: relay.DefaultOpenBurst,
+		ShareIPv4x24: relay.DefaultShare24, ShareIPv6x56: relay.DefaultShare56, ShareIPv6x48: relay.DefaultShare48,
+		ProvenReserve: relay.DefaultReserve, ProveAfter: Duration(relay.DefaultProveAfter),
+		LoadingGrace: Duration(relay.DefaultLoadingGrace),
+	}
+}
+
+// RelayConfig is the relay.Config these keys make for upstream (resolved
+// by RelayUpstream); the daemon adds its logger and registry.
+func (r Relay) RelayConfig(upstream netip.AddrPort) relay.Config {
+	return relay.Config{
+		Upstream:     upstream,
+		IdleTimeout:  r.Idle(),
+		MaxSessions:  r.Sessions(),
+		MaxPerIP:     r.MaxSessionsPerIP,
+		OpenRate:     r.OpenRate,
+		OpenBurst:    r.OpenBurst,
+		Share24:      r.ShareIPv4x24,
+		Share56:      r.ShareIPv6x56,
+		Share48:      r.ShareIPv6x48,
+		Reserve:      r.ProvenReserve,
+		ProveAfter:   time.Duration(r.ProveAfter),
+		LoadingGrace: time.Duration(r.LoadingGrace),
+	}
 }
 
 // Idle returns idle_timeout, or relay.DefaultIdle when unset.
@@ -72,6 +107,24 @@ func (c *Config) validateRelay(errs *Errors) {
 	}
 	if n := r.OpenBurst; n < 1 || n > 65536 {
 		errs.Add("relay.open_burst", "want 1 to 65536 (default %d), got %d", relay.DefaultOpenBurst, n)
+	}
+	for _, sh := range []struct {
+		key  string
+		v, d float64
+	}{{"relay.share_ipv4_24", r.ShareIPv4x24, relay.DefaultShare24}, {"relay.share_ipv6_56", r.ShareIPv6x56, relay.DefaultShare56},
+		{"relay.share_ipv6_48", r.ShareIPv6x48, relay.DefaultShare48}} {
+		if !(sh.v >= 0 && sh.v <= 1) {
+			errs.Add(sh.key, "want 0 (no cap) to 1, a part of max_sessions (default %v), got %v", sh.d, sh.v)
+		}
+	}
+	if v := r.ProvenReserve; !(v >= 0 && v <= 0.9) {
+		errs.Add("relay.proven_reserve", "want 0 to 0.9, a part of max_sessions (default %v), got %v", relay.DefaultReserve, v)
+	}
+	if d := time.Duration(r.ProveAfter); d < 0 || d > time.Minute {
+		errs.Add("relay.prove_after", "want 0s to 1m (default %s), got %s", relay.DefaultProveAfter, d)
+	}
+	if d := time.Duration(r.LoadingGrace); d < 0 || d > time.Hour {
+		errs.Add("relay.loading_grace", "want 0s to 1h (default %s), got %s", relay.DefaultLoadingGrace, d)
 	}
 }
 

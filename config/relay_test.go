@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/relay"
 )
 
 // withLocalAddrs makes the host's interface addresses addrs for one test.
@@ -150,6 +152,12 @@ func TestRelayErrors(t *testing.T) {
 		{"[relay]\nmax_sessions = -1", "relay.max_sessions", "1 to 65536"},
 		{"[relay]\nmax_sessions = 65537", "relay.max_sessions", "1 to 65536"},
 		{"[relay]\nbogus = 1", "relay.bogus", "unknown key"},
+		{"[relay]\nshare_ipv4_24 = 1.5", "relay.share_ipv4_24", "0 (no cap) to 1"},
+		{"[relay]\nshare_ipv6_56 = -0.1", "relay.share_ipv6_56", "0 (no cap) to 1"},
+		{"[relay]\nshare_ipv6_48 = nan", "relay.share_ipv6_48", "0 (no cap) to 1"},
+		{"[relay]\nproven_reserve = 0.95", "relay.proven_reserve", "0 to 0.9"},
+		{"[relay]\nprove_after = \"2m\"", "relay.prove_after", "0s to 1m"},
+		{"[relay]\nloading_grace = \"2h\"", "relay.loading_grace", "0s to 1h"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.cfg))
@@ -159,3 +167,36 @@ func TestRelayErrors(t *testing.T) {
 		}
 	}
 }
+
+// open_rate = 0 means no limit, in the file and in the relay.Config made
+// from it (before, the config's 0 was the relay's "default: 2 a second",
+// bridged by a conversion in the daemon).
+func TestRelayOpenRateZeroIsNoLimit(t *testing.T) {
+	c, err := Parse([]byte("[relay]\nupstream = \"127.0.0.1:27961\"\nopen_rate = 0\nopen_burst = 1\nmax_sessions_per_ip = 64\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := c.Relay.RelayConfig(netip.MustParseAddrPort("127.0.0.1:27961"))
+	if rc.OpenRate != 0 {
+		t.Fatalf("relay.Config.OpenRate = %v; want 0", rc.OpenRate)
+	}
+	r, err := relay.New(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for port := 1; port <= 32; port++ {
+		r.Forward([]byte("x"), netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(50000+port)), netip.Addr{}, nopSend{})
+	}
+	if n := r.Sessions(); n != 32 {
+		t.Errorf("open_rate = 0 with a burst of 1: one source opened %d sessions of 32; want all (no limit)", n)
+	}
+	d := defaultRelay().RelayConfig(netip.MustParseAddrPort("127.0.0.1:27961"))
+	if d.OpenRate != relay.DefaultOpenRate || d.Reserve != relay.DefaultReserve || d.LoadingGrace != relay.DefaultLoadingGrace {
+		t.Errorf("the defaults' relay.Config %+v", d)
+	}
+}
+
+type nopSend struct{}
+
+func (nopSend) SendFrom([]byte, netip.Addr, netip.AddrPort) error { return nil }

@@ -39,20 +39,20 @@ func (d *Daemon) newFeed() (part, error) {
 	return funcPart{name: "feed", serve: f.Serve, stop: f.Close}, nil
 }
 
-// peerFunc answers the feed's {"op":"peer","port":N} in relay mode (nil
-// when relay mode is off: the feed then says so).
-func (d *Daemon) peerFunc() func(port int) (string, error) {
+// peerFunc answers the feed's {"op":"peer","port":N,"addr":"IP"} in relay
+// mode (nil when relay mode is off: the feed then says so).
+func (d *Daemon) peerFunc() func(port int, addr netip.Addr) (string, string, error) {
 	if d.cfg.Relay.Upstream == "" {
 		return nil
 	}
-	return func(port int) (string, error) {
+	return func(port int, addr netip.Addr) (string, string, error) {
 		if d.relay == nil {
-			return "", fmt.Errorf("relay not started")
+			return "", "", fmt.Errorf("relay not started")
 		}
-		ap, err := d.relay.Peer(port)
+		ap, local, err := d.relay.Peer(port, addr)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String(), nil
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String(), local.String(), nil
 	}
 }

@@ -21,30 +21,15 @@ func (d *Daemon) newRelay() (part, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := relay.New(relay.Config{
-		Upstream:    up,
-		IdleTimeout: rc.Idle(),
-		MaxSessions: rc.Sessions(),
-		MaxPerIP:    rc.MaxSessionsPerIP,
-		OpenRate:    relayOpenRate(rc.OpenRate),
-		OpenBurst:   rc.OpenBurst,
-		Logger:      d.log.With("part", "relay"),
-		Registry:    d.reg,
-	})
+	cfg := rc.RelayConfig(up)
+	cfg.Logger, cfg.Registry = d.log.With("part", "relay"), d.reg
+	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
 	}
 	d.relay = r
 	d.log.Info("relay mode", "upstream", r.Upstream())
 	return bgPart{name: "relay", stop: r.Close}, nil
-}
-
-// relayOpenRate maps [relay] open_rate = 0 (no limit) to the relay's -1.
-func relayOpenRate(r float64) float64 {
-	if r == 0 {
-		return -1
-	}
-	return r
 }
 
 // newUDP opens the UDP sockets with the modules' handlers.

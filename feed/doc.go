@@ -37,7 +37,9 @@
 //	{"op":"ping"}                  keep-alive; changes nothing; replies with the current version
 //	{"op":"get"}                   the reply carries the current document as "state"
 //	{"op":"peer","port":N}         relay mode: the real client behind upstream-facing port N,
-//	                               {"ok":true,"peer":"IP:PORT"} (package relay)
+//	                               {"ok":true,"peer":"IP:PORT","local":"IP:N"} (package relay);
+//	                               "addr":"IP" (optional) names the address the game server
+//	                               sees, needed when sessions at several addresses share port N
 //
 // Any other op, a field the op does not take, a missing or non-object
 // "state", a port outside 1-65535, an empty line or a line that is not one

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"unicode/utf8"
 
@@ -20,6 +21,10 @@ type Reply struct {
 	Error   string          `json:"error,omitempty"`
 	State   json.RawMessage `json:"state,omitempty"`
 	Peer    string          `json:"peer,omitempty"`
+	// Local is, in a peer reply, the session's address as the game server
+	// sees it ("IP:PORT": relay mode may give each client an address of
+	// its own, so that ports repeat).
+	Local string `json:"local,omitempty"`
 }
 
 // message is one parsed request line.
@@ -27,6 +32,7 @@ type message struct {
 	op    string
 	state map[string]any
 	port  int
+	addr  netip.Addr // peer: the address the game server sees, when given
 }
 
 // parseMessage parses one line. The error says what is wrong and where.
@@ -62,6 +68,15 @@ func parseMessage(line []byte) (message, error) {
 			return message{}, errors.New(`"port": peer needs a port from 1 to 65535`)
 		}
 		m.port = p
+		allowed["addr"] = true
+		if a, ok := raw["addr"]; ok {
+			str, _ := a.(string)
+			ip, err := netip.ParseAddr(str)
+			if err != nil || ip.Zone() != "" {
+				return message{}, errors.New(`"addr": want the IP address the game server sees the client at, e.g. "127.12.34.56"`)
+			}
+			m.addr = ip
+		}
 	default:
 		return message{}, fmt.Errorf(`"op": unknown op %q (want replace, patch, ping, get or peer)`, op)
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/user"
 	"strconv"
@@ -40,8 +41,10 @@ type Config struct {
 	// gets an error line and is closed. A connection idle between lines is
 	// kept. 0: DefaultLineTimeout.
 	LineTimeout time.Duration
-	// Peer, when set, answers {"op":"peer","port":N} (relay mode).
-	Peer   func(port int) (string, error)
+	// Peer, when set, answers {"op":"peer","port":N,"addr":"IP"} (relay
+	// mode; addr is optional, invalid when absent) with the real client and
+	// the session's address as the game server sees it, both "IP:PORT".
+	Peer   func(port int, addr netip.Addr) (peer, local string, err error)
 	Logger *slog.Logger
 }
 
@@ -367,11 +370,11 @@ func (s *Server) apply(line []byte) Reply {
 		if s.cfg.Peer == nil {
 			return Reply{Error: "peer: relay mode is off (set [relay] upstream)"}
 		}
-		p, err := s.cfg.Peer(m.port)
+		p, local, err := s.cfg.Peer(m.port, m.addr)
 		if err != nil {
 			return Reply{Error: "peer: " + err.Error()}
 		}
-		return Reply{OK: true, Peer: p}
+		return Reply{OK: true, Peer: p, Local: local}
 	}
 	return Reply{OK: true, Version: s.store.Snapshot().Version} // ping
 }

@@ -125,6 +125,8 @@ func TestRejectedMessagesKeepConnection(t *testing.T) {
 		"   ":                                         "empty line",
 		"{\"op\":\"patch\",\"state\":{\"name\":\"\xff\"}}": "UTF-8",
 		`{"op":"peer","port":0}`:                           `"port"`,
+		`{"op":"peer","port":5,"addr":"x"}`:                `"addr"`,
+		`{"op":"peer","port":5,"addr":7}`:                  `"addr"`,
 	} {
 		r := c.roundTrip(t, line)
 		if r.OK || !strings.Contains(r.Error, want) {

@@ -24,7 +24,9 @@ func TestDescriptorBudget(t *testing.T) {
 	const nofile, clients, idleHTTP = 1024, 1500, 300
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
 	d := newDaemon(t, Tables{
-		"relay":  {"upstream": echoUpstream(t)},
+		// No /24 cap nor reserve: the clients may take every session the
+		// descriptor budget leaves.
+		"relay":  {"upstream": echoUpstream(t), "share_ipv4_24": 0.0, "proven_reserve": 0.0},
 		"sagl":   {"http": httpAddr},
 		"listen": {"workers": testWorkers},
 	})

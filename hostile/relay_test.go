@@ -64,9 +64,10 @@ func relayAsk(t testing.TB, d *Daemon, ip string, limit time.Duration) bool {
 
 // TestRelaySessionFlood runs relay mode in front of a fake game server and
 // sends one game packet from each of 5,000 spoofed sources — more than the
-// 4,096 relay sessions — then has a new real player connect. Spoofed
-// sessions must not lock real players out of the game server (before the
-// relay evicted idle sessions when full, they did for 2 minutes).
+// 3,072 sessions not yet proven may hold (4,096 less the proven reserve) —
+// then has a new real player connect. Spoofed sessions must not lock real
+// players out of the game server (before the relay evicted idle sessions
+// when full, they did for 2 minutes).
 func TestRelaySessionFlood(t *testing.T) {
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
@@ -107,8 +108,8 @@ func TestRelaySessionFlood(t *testing.T) {
 	if peak-rssBase > relayRSSBound() {
 		t.Errorf("RSS grew by %.1f MiB with every session open; the bound is %.0f MiB", mib(peak-rssBase), mib(relayRSSBound()))
 	}
-	if open < 4096 {
-		t.Errorf("the flood did not fill the relay's 4,096 sessions (%.0f opened, %.0f open): the test proves nothing",
+	if open < 3072 {
+		t.Errorf("the flood did not fill the 3,072 sessions not yet proven (%.0f opened, %.0f open): the test proves nothing",
 			m.Sum("queryd_relay_sessions_opened_total"), m.Sum("queryd_relay_sessions"))
 	}
 	if !relayAsk(t, d, "127.0.0.4", 3*time.Second) {
@@ -334,10 +335,13 @@ func TestRelayPortChurnOneIP(t *testing.T) {
 // attacked: every session open at once (max_sessions, 4,096 by default) at
 // the measured cost of about 5 KiB each (20 MiB), twice that for the Go
 // heap's headroom, plus slack (SECURITY.md). The race detector's shadow
-// memory makes a session cost about 42 KiB of RSS (166 MiB for 4,096).
+// memory makes a session cost about 42 KiB of RSS when sessions only open,
+// and about 75 KiB when they also churn (TestRelaySessionFlood: 223 MiB
+// with 3,072 open and 1,929 evicted; TestRelaySpoofedFlood65536: 221 MiB
+// with 19,635 opened in turn), so the race build's bound is 320 MiB.
 func relayRSSBound() int64 {
 	if *flagRace {
-		return 256 << 20
+		return 320 << 20
 	}
 	return 48 << 20
 }

@@ -31,23 +31,51 @@
 //
 // # Sessions
 //
-// Sessions are capped three ways, per source meaning an IPv4 address or an
-// IPv6 /64:
+// A source is an IPv4 address or an IPv6 /64; a site an IPv4 /24, an IPv6
+// /56 (a home delegation) or an IPv6 /48. A session is fresh until the
+// game server sends it a game datagram (one that is not connectionless,
+// FF FF FF FF: Quake 3, Source and GoldSrc send those only to a client
+// that completed its handshake, which a blind spoofer cannot) and the
+// client speaks after it: then it is live (playing). It is proven once
+// that two-way game traffic has lasted prove_after (5 s), or as soon as
+// the game server asks the feed's peer about it. Sessions are capped:
 //
-//   - max_sessions (4,096) at once. When all are taken, a new client evicts
-//     the idlest of 16 sessions picked at random if it has been quiet for
-//     0.5 s (a playing client never is), so spoofed one-packet sources
-//     cannot lock players out; only a flood renewing every session twice a
-//     second from thousands of addresses still can (counted as
-//     sessions_full).
+//   - max_sessions (4,096) at once, of which proven_reserve (1/4: 1,024)
+//     only proven sessions may take: sessions not proven hold at most
+//     3,072. A newcomer that finds no room takes the place of the oldest
+//     fresh session (the one that has had longest to prove itself: a
+//     flood churns through its own sessions, and a new player gets as long
+//     as the flood takes to cycle through 3,072 fresh sessions to finish
+//     its handshake), else of a sampled live or proven session quiet for
+//     more than loading_grace (15 s, a map load), else it is dropped
+//     (sessions_full). A playing session is never evicted for a newcomer
+//     until it has been quiet longer than loading_grace, and a proven one
+//     never by new clients at all while it plays, however many come.
+//   - share_ipv4_24, share_ipv6_56, share_ipv6_48 (1/16, 1/64, 1/16 of
+//     max_sessions: 256, 64 and 256, at least max_sessions_per_ip) per
+//     site: one home's /56 holds 4 /64s' worth, a /48 or a /24 (a CGNAT
+//     pool, a campus) 1/16 of the server, so at least 12 /48s or /24s are
+//     needed to fill the 3,072. At the cap a newcomer of the site takes the
+//     place of the site's idlest evictable session of a sample of 16, else
+//     it is dropped (site_full).
 //   - max_sessions_per_ip (16) per source. At its cap a source's new port
-//     replaces its own idlest session if that one has been quiet for 0.5 s,
-//     else it is dropped (per_ip_full): one address cycling or keeping warm
-//     thousands of ports holds 16 sessions and never locks other players
-//     out. Players behind one NAT share the 16.
+//     replaces its own idlest evictable session, else it is dropped
+//     (per_ip_full): one address cycling or keeping warm thousands of
+//     ports holds 16 sessions. Players behind one NAT share the 16.
 //   - open_rate (2 a second) per source after a burst of open_burst (16): a
 //     source churning through ports opens sessions no faster (open_rate);
-//     open_rate = 0 turns this off.
+//     open_rate = 0 is no limit.
+//
+// Evictable by a newcomer of the same source or site: a fresh session
+// quiet for 0.5 s, or any session quiet for more than loading_grace.
+//
+// What remains possible: a spoofer who can make the game server send game
+// datagrams to addresses it does not hold (a game server that answers
+// anything with a game datagram, as an echo does) makes its sessions live;
+// the site caps then bound a spoofer of one site, not one spoofing the
+// whole address space. A flood of fresh sessions faster than 3,072 per
+// handshake time (a round trip or two) leaves a new player too little
+// time to finish its handshake; players already playing keep playing.
 //
 // A session costs about 5 KiB of memory (its socket, a parked goroutine and
 // no buffer: the game server's answers are read into a pooled buffer only
@@ -55,6 +83,22 @@
 // a file descriptor: queryd lowers max_sessions to fit its descriptor
 // budget at start and on SIGHUP and warns when it does (README,
 // "Operations").
+//
+// # What the game server sees
+//
+// With the game server on an IPv4 loopback address (upstream =
+// "127.0.0.1:27961"), each client's sessions come from an address of
+// 127.0.0.0/8 of its own, a keyed hash (random key per process) of its
+// IPv4 address or IPv6 /64 in 127.1.0.0 to 127.254.255.255: the game
+// server's per-address limits (ioquake3's getchallenge bucket), bans and
+// per-IP connection limits work per player again. 127.0.0.1, where the
+// [upstream] poller and the Quake 3 probe come from, is never one. Linux
+// routes all of 127/8 to lo; where another address than 127.0.0.1 cannot
+// be bound, and with the game server on ::1, every session uses that one
+// address, and queryd warns so at start. With the game server on another
+// host every session comes from queryd's address there. The addresses
+// change when queryd restarts: a ban meant to last should use the real
+// address from peer. docs/relay.md has a table.
 //
 // # No loops
 //
@@ -64,21 +108,35 @@
 // is resolved for the check; of its addresses an IPv4 one is used). Such a
 // relay would forward every datagram in a loop.
 //
+// At run time no session opens for a datagram from the game server's own
+// address (any port, when it is on another host: one datagram spoofed from
+// it would be relayed to it, the answer back to its own port, which
+// answers that, and so on; its own address and port, when on loopback),
+// from one of this host's addresses other than loopback ones (read again
+// every 30 s), or from one of the relay's own session sockets; each is
+// dropped and counted as loop. Loopback sources are processes on this host
+// (the kernel takes no 127/8 source from outside), and may be players.
+//
 // # The real client behind a session
 //
-// The game server behind the relay sees every player as queryd's address.
-// The feed request
+// The game server behind the relay sees every player at a session socket's
+// address. The feed request
 //
 //	{"op":"peer","port":N}
+//	{"op":"peer","port":N,"addr":"127.12.34.56"}
 //
 // returns the real client behind session port N (the source port the game
-// server sees):
+// server sees) and the session's address as the game server sees it:
 //
-//	{"ok":true,"peer":"IP:PORT"}
+//	{"ok":true,"peer":"IP:PORT","local":"127.12.34.56:N"}
 //	{"ok":false,"error":"peer: no relay session on port N"}
+//	{"ok":false,"error":"peer: 2 relay sessions use port N (…): give \"addr\""}
 //	{"ok":false,"error":"peer: relay mode is off (set [relay] upstream)"}
 //
-// so the game server can ban and log real addresses.
+// so the game server can ban and log real addresses. With per-client
+// loopback addresses two sessions may share a port: addr (the address the
+// game server sees the client at) tells them apart. A session asked about
+// is proven.
 //
 // # Master servers
 //
@@ -121,6 +179,15 @@
 //	max_sessions_per_ip = 16    # 1 to 65536
 //	open_rate = 2.0             # sessions a source may open per second after the burst; 0: no limit
 //	open_burst = 16             # 1 to 65536
+//	share_ipv4_24 = 0.0625      # of max_sessions, per IPv4 /24; 0: no cap
+//	share_ipv6_56 = 0.015625    # per IPv6 /56; 0: no cap
+//	share_ipv6_48 = 0.0625      # per IPv6 /48; 0: no cap
+//	proven_reserve = 0.25       # of max_sessions, for proven sessions only; 0 to 0.9
+//	prove_after = "5s"          # two-way game traffic this long proves a session; 0s to 1m
+//	loading_grace = "15s"       # a playing session quiet less than this is never evicted for a newcomer; 0s to 1h
+//
+// relay.Config has a field for each key that means the same (a zero
+// open_rate, share or reserve is no limit there too).
 //
 // queue (datagrams queued per session) is no longer used: datagrams go
 // straight to the session's socket. queryd check warns when it is set.
@@ -132,9 +199,10 @@
 //	queryd_relay_packets_total{direction="upstream"|"downstream"}
 //	queryd_relay_bytes_total{direction}
 //	queryd_relay_sessions
+//	queryd_relay_sessions_proven
 //	queryd_relay_sessions_opened_total
 //	queryd_relay_sessions_evicted_total
-//	queryd_relay_dropped_total{reason="queue_full"|"sessions_full"|"per_ip_full"|"open_rate"|"dial"|"send"|"too_large"}
+//	queryd_relay_dropped_total{reason="queue_full"|"sessions_full"|"per_ip_full"|"site_full"|"open_rate"|"loop"|"dial"|"send"|"too_large"}
 //
 // and every forwarded datagram counts as
 // queryd_requests_total{protocol="unknown",outcome="forwarded"}.

@@ -9,23 +9,23 @@ import (
 	"syscall"
 )
 
-// relayIO reads and writes a session's socket through its syscall.RawConn:
+// sockIO reads and writes a session's socket through its syscall.RawConn:
 // a write never waits for buffer space (EAGAIN comes back as an error), and
 // a read parks without a buffer, taking one from the pool only when a
 // datagram is there. The callbacks are bound once per session, so neither
 // allocates.
-type relayIO struct {
+type sockIO struct {
 	rc   syscall.RawConn
 	wbuf []byte // write's argument, for writeFd (the caller holds s.wmu)
 	werr error
 	wfn  func(uintptr) bool
-	rbuf *relayBuf // what readFd read (only the downstream goroutine reads)
+	rbuf *datagramBuf // what readFd read (only the downstream goroutine reads)
 	rn   int
 	rerr error
 	rfn  func(uintptr) bool
 }
 
-func (x *relayIO) init(c *net.UDPConn) error {
+func (x *sockIO) init(c *net.UDPConn) error {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("relay socket: %w", err)
@@ -36,7 +36,7 @@ func (x *relayIO) init(c *net.UDPConn) error {
 
 // write sends b as one datagram, or fails at once (EAGAIN when the socket's
 // send buffer is full).
-func (x *relayIO) write(b []byte) error {
+func (x *sockIO) write(b []byte) error {
 	x.wbuf = b
 	err := x.rc.Write(x.wfn)
 	x.wbuf = nil
@@ -46,7 +46,7 @@ func (x *relayIO) write(b []byte) error {
 	return err
 }
 
-func (x *relayIO) writeFd(fd uintptr) bool {
+func (x *sockIO) writeFd(fd uintptr) bool {
 	for {
 		_, err := syscall.Write(int(fd), x.wbuf)
 		if err == syscall.EINTR {
@@ -58,8 +58,8 @@ func (x *relayIO) writeFd(fd uintptr) bool {
 }
 
 // read waits for a datagram and returns it in a pooled buffer (the caller
-// puts it back with putRelayBuf), or the socket's error.
-func (x *relayIO) read() (*relayBuf, int, error) {
+// puts it back with putBuf), or the socket's error.
+func (x *sockIO) read() (*datagramBuf, int, error) {
 	err := x.rc.Read(x.rfn)
 	b, n := x.rbuf, x.rn
 	x.rbuf = nil
@@ -68,25 +68,25 @@ func (x *relayIO) read() (*relayBuf, int, error) {
 	}
 	if err != nil {
 		if b != nil {
-			putRelayBuf(b)
+			putBuf(b)
 		}
 		return nil, 0, err
 	}
 	return b, n, nil
 }
 
-func (x *relayIO) readFd(fd uintptr) bool {
-	b := getRelayBuf()
+func (x *sockIO) readFd(fd uintptr) bool {
+	b := getBuf()
 	for {
 		n, err := syscall.Read(int(fd), b[:])
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			putRelayBuf(b)
+			putBuf(b)
 			return false // park until the socket is readable
 		case err != nil:
-			putRelayBuf(b)
+			putBuf(b)
 			x.rerr = err
 			return true
 		}

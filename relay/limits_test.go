@@ -22,7 +22,7 @@ func udpAddr(c *net.UDPConn) netip.AddrPort { return c.LocalAddr().(*net.UDPAddr
 // replaces its idlest.
 func TestRelayPerIPCap(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxPerIP: 3, OpenRate: -1})
+	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxPerIP: 3, OpenRate: 0})
 	for port := 1; port <= 5; port++ {
 		r.Forward([]byte("x"), netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(40000+port)), netip.Addr{}, nopSender)
 	}
@@ -45,7 +45,7 @@ func TestRelayPerIPCap(t *testing.T) {
 	}
 	r.mu.RLock()
 	_, in := r.bySrc[newcomer]
-	held := len(r.sources[relaySourceOf(newcomer.Addr())].sessions)
+	held := len(r.sources[sourceOf(newcomer.Addr())].sessions)
 	r.mu.RUnlock()
 	if !in || held != 3 {
 		t.Errorf("the new port is in: %v; the address holds %d sessions, want 3", in, held)
@@ -95,8 +95,8 @@ func TestRelayOneAddressCannotFillSessions(t *testing.T) {
 }
 
 // A relay whose upstream is its own public address (the config refuses it;
-// this is the second line) stops the loop at the per-address cap instead
-// of opening sessions without end: every hop comes from the same address.
+// this is the second line) drops the first hop: it comes from one of the
+// relay's own session sockets (counted as loop).
 func TestRelaySelfLoopBounded(t *testing.T) {
 	pub := listenLoopback(t)
 	r, reg := newTestRelay(t, Config{Upstream: udpAddr(pub)})
@@ -124,10 +124,10 @@ func TestRelaySelfLoopBounded(t *testing.T) {
 			opened, stable = n, 0
 		}
 	}
-	t.Logf("one datagram into a relay pointing at itself: %v sessions opened, then the loop stopped (%v dropped as per_ip_full)",
-		opened, counter(t, reg, "queryd_relay_dropped_total", "per_ip_full"))
-	if stable < 5 || opened > DefaultMaxPerIP {
-		t.Errorf("the loop went on: %v sessions opened (still rising: %v); want at most %d", opened, stable < 5, DefaultMaxPerIP)
+	loops := counter(t, reg, "queryd_relay_dropped_total", "loop")
+	t.Logf("one datagram into a relay pointing at itself: %v sessions opened, then the loop stopped (%v dropped as loop)", opened, loops)
+	if stable < 5 || opened > 1 || loops != 1 {
+		t.Errorf("the loop went on: %v sessions opened (still rising: %v), %v dropped as loop; want 1 and 1", opened, stable < 5, loops)
 	}
 }
 
@@ -138,11 +138,11 @@ func TestRelayDialFailure(t *testing.T) {
 	realDial := r.dial
 	var fail atomic.Bool
 	fail.Store(true)
-	r.dial = func() (*net.UDPConn, error) {
+	r.dial = func(local netip.Addr) (*net.UDPConn, error) {
 		if fail.Load() {
 			return nil, &net.OpError{Op: "dial", Net: "udp", Err: syscall.EMFILE}
 		}
-		return realDial()
+		return realDial(local)
 	}
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
@@ -151,7 +151,7 @@ func TestRelayDialFailure(t *testing.T) {
 		t.Fatal("a failed dial was not counted")
 	}
 	r.mu.RLock()
-	left := len(r.bySrc) + len(r.byPort) + len(r.sources)
+	left := len(r.bySrc) + len(r.byLocal) + len(r.sources)
 	r.mu.RUnlock()
 	if left != 0 {
 		t.Fatalf("a failed dial left %d map entries", left)
@@ -180,11 +180,11 @@ func TestRelayNoDialUnderLock(t *testing.T) {
 	realDial := r.dial
 	gate := make(chan struct{})
 	var first atomic.Bool
-	r.dial = func() (*net.UDPConn, error) {
+	r.dial = func(local netip.Addr) (*net.UDPConn, error) {
 		if first.CompareAndSwap(false, true) {
 			<-gate // the first client's socket takes long to open
 		}
-		return realDial()
+		return realDial(local)
 	}
 	slow := netip.MustParseAddrPort("127.0.0.1:42001")
 	var wg sync.WaitGroup
@@ -195,7 +195,7 @@ func TestRelayNoDialUnderLock(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		r.Forward([]byte("other"), netip.MustParseAddrPort("127.0.0.2:42002"), netip.Addr{}, nopSender)
-		r.Peer(42001)
+		r.Peer(42001, netip.Addr{})
 		r.Sessions()
 		close(done)
 	}()
@@ -256,10 +256,10 @@ func BenchmarkRelayForward(b *testing.B) {
 	}
 }
 
-// relaySessionCostBound is the most a session may cost in Go memory (heap
+// sessionCostBound is the most a session may cost in Go memory (heap
 // and goroutine stack), beside its socket in the kernel. Measured: see
 // TestRelaySessionCost's log and SECURITY.md.
-const relaySessionCostBound = 8 << 10
+const sessionCostBound = 8 << 10
 
 // TestRelaySessionCost opens sessions from many addresses and measures
 // what each costs in heap and stacks with the garbage collected: a few KiB,
@@ -279,7 +279,7 @@ func TestRelaySessionCost(t *testing.T) {
 	}
 	runtime.Gosched()
 	per := (memInUse() - before) / n
-	bound := int64(relaySessionCostBound)
+	bound := int64(sessionCostBound)
 	if raceBuild {
 		bound *= 4 // measured 3.4 KiB plain, 6-14 KiB under the race detector
 	}

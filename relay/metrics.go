@@ -11,20 +11,22 @@ const (
 	dropTooLarge            // over 65,535 bytes
 	dropPerIPFull           // the source holds MaxPerIP sessions, none idle
 	dropOpenRate            // the source opens sessions faster than OpenRate
+	dropSiteFull            // the source's /24, /56 or /48 holds its share, none evictable
+	dropLoop                // the source is the game server's address or this host's
 	numDrops
 )
 
-var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate"}
+var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate", "site_full", "loop"}
 
-// relayMetrics are the relay's Prometheus counters.
-type relayMetrics struct {
+// metrics are the relay's Prometheus counters.
+type metrics struct {
 	up, down           prometheus.Counter
 	upBytes, downBytes prometheus.Counter
 	opened, evicted    prometheus.Counter
 	drops              [numDrops]prometheus.Counter
 }
 
-func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64) error {
+func (m *metrics) register(reg prometheus.Registerer, active, proven func() float64) error {
 	packets := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "queryd_relay_packets_total",
 		Help: "Datagrams relayed, by direction (upstream: to the game server; downstream: to clients).",
@@ -43,13 +45,17 @@ func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64
 	})
 	evicted := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "queryd_relay_sessions_evicted_total",
-		Help: "Relay sessions ended early to let a new client in while max_sessions were open (the idlest of a random sample).",
+		Help: "Relay sessions ended early to let a new client in (doc.go, \"Sessions\": which ones may go).",
 	})
 	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_relay_sessions",
 		Help: "Relay sessions open now.",
 	}, active)
-	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, evicted, gauge} {
+	provenGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "queryd_relay_sessions_proven",
+		Help: "Relay sessions open now that have proved themselves (two-way game traffic for prove_after, or asked about with the feed's peer).",
+	}, proven)
+	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, evicted, gauge, provenGauge} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -63,4 +69,4 @@ func (m *relayMetrics) register(reg prometheus.Registerer, active func() float64
 	return nil
 }
 
-func (m *relayMetrics) drop(reason int) { m.drops[reason].Inc() }
+func (m *metrics) drop(reason int) { m.drops[reason].Inc() }

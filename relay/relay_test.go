@@ -76,6 +76,7 @@ func newTestRelay(t *testing.T, cfg Config) (*Relay, *prometheus.Registry) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	r.freshHold = 0 // the tests of eviction order set it where they test it
 	return r, reg
 }
 
@@ -130,15 +131,15 @@ func TestRelayKeepsClientsApart(t *testing.T) {
 		t.Errorf("%d sessions, want 2", r.Sessions())
 	}
 	for port, c := range map[int]*net.UDPConn{pa: a, pb: b} {
-		got, err := r.Peer(port)
+		got, _, err := r.Peer(port, netip.Addr{})
 		if want := c.LocalAddr().(*net.UDPAddr).AddrPort(); err != nil || got != want {
 			t.Errorf("Peer(%d) = %s, %v; want %s", port, got, err, want)
 		}
 	}
-	if _, err := r.Peer(1); err == nil {
+	if _, _, err := r.Peer(1, netip.Addr{}); err == nil {
 		t.Error("Peer of a port without a session answered")
 	}
-	if _, err := r.Peer(70000); err == nil {
+	if _, _, err := r.Peer(70000, netip.Addr{}); err == nil {
 		t.Error("Peer(70000) answered")
 	}
 	if n := counter(t, reg, "queryd_relay_packets_total", "upstream"); n != 5 {
@@ -166,7 +167,7 @@ func TestRelayIdleExpiry(t *testing.T) {
 	c := listenLoopback(t)
 	first, _ := ask(t, c, pub, []byte("x"))
 	port := upstreamPort(t, first)
-	if _, err := r.Peer(port); err != nil {
+	if _, _, err := r.Peer(port, netip.Addr{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(3 * time.Second)
@@ -176,7 +177,7 @@ func TestRelayIdleExpiry(t *testing.T) {
 	if r.Sessions() != 0 {
 		t.Fatal("the idle session did not end")
 	}
-	if _, err := r.Peer(port); err == nil {
+	if _, _, err := r.Peer(port, netip.Addr{}); err == nil {
 		t.Error("Peer still answers for an ended session")
 	}
 	second, _ := ask(t, c, pub, []byte("y")) // a new session
@@ -202,15 +203,18 @@ func TestRelayActiveSessionStays(t *testing.T) {
 
 func TestRelayDrops(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 1})
+	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 1, LoadingGrace: time.Minute})
 	send := senderFunc(func([]byte, netip.Addr, netip.AddrPort) error { return nil })
 	a := netip.MustParseAddrPort("127.0.0.1:40001")
 	r.Forward([]byte("first client"), a, netip.Addr{}, send)
+	r.mu.Lock()
+	r.promoteLocked(r.bySrc[a], stateLive) // playing: not evicted for a newcomer
+	r.mu.Unlock()
 	r.Forward([]byte("second client"), netip.MustParseAddrPort("127.0.0.2:40002"), netip.Addr{}, send)
 	if n := counter(t, reg, "queryd_relay_dropped_total", "sessions_full"); n != 1 || r.Sessions() != 1 {
 		t.Errorf("max_sessions 1: %v dropped, %d sessions", n, r.Sessions())
 	}
-	r.Forward(make([]byte, relayMaxDatagram+1), a, netip.Addr{}, send)
+	r.Forward(make([]byte, maxDatagram+1), a, netip.Addr{}, send)
 	if n := counter(t, reg, "queryd_relay_dropped_total", "too_large"); n != 1 {
 		t.Errorf("a datagram over 65,535 bytes: %v dropped as too_large", n)
 	}
@@ -253,35 +257,54 @@ func counter(t *testing.T, reg *prometheus.Registry, name, lv string) float64 {
 	return 0
 }
 
-// With every session taken, a new client evicts the idlest session once it
-// has been quiet for evictMinIdle; an active one is never evicted.
-func TestRelayEvictsIdlest(t *testing.T) {
+// With every session taken, a new client evicts the oldest fresh session
+// (one the game server has sent no game datagram), however busy; a
+// playing one is never evicted while quiet for less than LoadingGrace.
+func TestRelayEvictsOldestFresh(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 2})
+	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 3,
+		LoadingGrace: 300 * time.Millisecond})
 	send := senderFunc(func([]byte, netip.Addr, netip.AddrPort) error { return nil })
-	spoofed := netip.MustParseAddrPort("127.0.0.1:41001")
-	player := netip.MustParseAddrPort("127.0.0.1:41002")
-	r.Forward([]byte("once"), spoofed, netip.Addr{}, send)
-	r.Forward([]byte("play"), player, netip.Addr{}, send)
-	newcomer := netip.MustParseAddrPort("127.0.0.1:41003")
-	r.Forward([]byte("hello"), newcomer, netip.Addr{}, send)
-	if n := counter(t, reg, "queryd_relay_dropped_total", "sessions_full"); n != 1 {
-		t.Fatalf("a new client evicted a session that was just active (%v sessions_full)", n)
-	}
-	for i := 0; i < 8; i++ { // the player keeps playing; the spoofed source is silent
-		time.Sleep(evictMinIdle / 4)
-		r.Forward([]byte("play"), player, netip.Addr{}, send)
-	}
-	r.Forward([]byte("hello"), newcomer, netip.Addr{}, send)
-	if n := counter(t, reg, "queryd_relay_sessions_evicted_total", ""); n != 1 {
-		t.Fatalf("%v sessions evicted, want 1", n)
+	player := netip.MustParseAddrPort("127.0.0.1:41001")
+	older := netip.MustParseAddrPort("127.0.0.2:41002")
+	younger := netip.MustParseAddrPort("127.0.0.3:41003")
+	for _, c := range []netip.AddrPort{player, older, younger} {
+		r.Forward([]byte("hello"), c, netip.Addr{}, send)
 	}
 	r.mu.Lock()
-	_, spoofedKept := r.bySrc[spoofed]
-	_, playerKept := r.bySrc[player]
-	_, newcomerIn := r.bySrc[newcomer]
+	r.promoteLocked(r.bySrc[player], stateLive)
 	r.mu.Unlock()
-	if spoofedKept || !playerKept || !newcomerIn {
-		t.Fatalf("spoofed kept %v, player kept %v, newcomer in %v", spoofedKept, playerKept, newcomerIn)
+	in := func(c netip.AddrPort) bool {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		return r.bySrc[c] != nil
+	}
+	r.Forward([]byte("hello"), younger, netip.Addr{}, send) // busy, but fresh
+	r.Forward([]byte("hello"), netip.MustParseAddrPort("127.0.0.4:41004"), netip.Addr{}, send)
+	if !in(player) || in(older) || !in(younger) {
+		t.Fatalf("after the first newcomer: player %v, older fresh %v, younger fresh %v; want only the older fresh gone",
+			in(player), in(older), in(younger))
+	}
+	r.Forward([]byte("hello"), netip.MustParseAddrPort("127.0.0.5:41005"), netip.Addr{}, send)
+	r.Forward([]byte("hello"), netip.MustParseAddrPort("127.0.0.6:41006"), netip.Addr{}, send)
+	if !in(player) {
+		t.Fatal("newcomers evicted the playing session while fresh ones were there")
+	}
+	r.mu.Lock() // every session playing now
+	for _, s := range r.bySrc {
+		r.promoteLocked(s, stateLive)
+	}
+	r.mu.Unlock()
+	r.Forward([]byte("hello"), netip.MustParseAddrPort("127.0.0.7:41007"), netip.Addr{}, send)
+	if n := counter(t, reg, "queryd_relay_dropped_total", "sessions_full"); n != 1 || !in(player) {
+		t.Fatalf("every session playing and active: %v dropped as sessions_full, player kept %v", n, in(player))
+	}
+	time.Sleep(400 * time.Millisecond) // all quiet past LoadingGrace
+	r.Forward([]byte("hello"), netip.MustParseAddrPort("127.0.0.8:41008"), netip.Addr{}, send)
+	if !in(netip.MustParseAddrPort("127.0.0.8:41008")) {
+		t.Error("a newcomer was not let in once a playing session had been quiet past LoadingGrace")
+	}
+	if n := counter(t, reg, "queryd_relay_sessions_evicted_total", ""); n != 4 {
+		t.Errorf("%v sessions evicted, want 4", n)
 	}
 }

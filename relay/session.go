@@ -12,33 +12,51 @@ import (
 	"github.com/queryd/queryd/wire"
 )
 
-// relaySession is one client's upstream socket.
-type relaySession struct {
+// session is one client's upstream socket.
+type session struct {
 	client netip.AddrPort
-	key    relaySourceKey
+	key    sourceKey
+	sites  [2]siteRef // the site caps it counts against (IPv4: one)
 	local  netip.Addr // where the client's datagrams arrive; replies leave from it
 	back   wire.Sender
+	born   int64        // relay clock when it opened
 	last   atomic.Int64 // relay clock of the last datagram either way
-	ended  bool         // r.mu
+	lastUp atomic.Int64 // … from the client
+	// gameAt is the relay clock of the first game datagram (not
+	// connectionless) from the game server; 0 while there is none.
+	gameAt atomic.Int64
+	// lastGame is the relay clock of the latest such datagram.
+	lastGame atomic.Int64
+	state    atomic.Int32 // fresh, live or proven (changed under r.mu)
+	ended    bool         // r.mu
+	// prev and next link it in r.fresh while it is fresh (r.mu).
+	prev, next *session
 
 	// wmu serialises writes to the socket. The session's opener holds it
 	// from before the session is visible until its socket is published, so
 	// a second datagram from the same client waits for the socket (and goes
 	// after the first) instead of opening another.
 	wmu sync.Mutex
-	// conn and port are set once, with r.mu and wmu held, when the socket
-	// is published; nil and 0 while it is being opened (or if it failed).
+	// conn and addr are set once, with r.mu and wmu held, when the socket
+	// is published; nil and invalid while it is being opened (or if it failed).
 	conn *net.UDPConn
-	port uint16 // the socket's local port, as the game server sees it
-	io   relayIO
+	addr netip.AddrPort // the socket's local address, as the game server sees it
+	io   sockIO
 }
 
-func (s *relaySession) touch(now int64) { s.last.Store(now) }
+func (s *session) touchUp(now int64) {
+	s.last.Store(now)
+	s.lastUp.Store(now)
+}
 
 // open opens a session for src and sends req in it, or drops req (counted)
 // when the caps say no or no socket can be opened. The session is reserved
 // under r.mu, its socket opened outside the lock, then published.
 func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender) {
+	if r.loops.refuse(src) {
+		r.m.drop(dropLoop)
+		return
+	}
 	now := r.now()
 	r.mu.Lock()
 	if r.closed {
@@ -52,21 +70,28 @@ func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back wire
 		s.wmu.Unlock()
 		return
 	}
+	if r.byLocal[src] != nil { // one of the relay's own sockets: a loop through queryd itself
+		r.mu.Unlock()
+		r.m.drop(dropLoop)
+		return
+	}
 	e, reason := r.admit(src, now)
 	if e == nil {
 		r.mu.Unlock()
 		r.m.drop(reason)
 		return
 	}
-	s := &relaySession{client: src, key: relaySourceOf(src.Addr()), local: local, back: back}
-	s.touch(now)
+	s := &session{client: src, key: sourceOf(src.Addr()), local: local, back: back, born: now}
+	s.last.Store(now)
 	s.wmu.Lock() // uncontended: nobody else has seen s yet
 	e.sessions = append(e.sessions, s)
+	r.addToSites(s)
+	r.fresh.push(s)
 	r.bySrc[src] = s
 	r.counter.Add(1)
 	r.mu.Unlock()
 
-	conn, err := r.dial()
+	conn, err := r.dial(r.lo.addrFor(src.Addr()))
 	switch {
 	case err != nil: // EMFILE and the like: give the slot back, count, go on
 		r.mu.Lock()
@@ -105,7 +130,7 @@ func (r *Relay) dialFailed(client netip.AddrPort, err error) {
 
 // publish makes conn s's socket and starts its downstream goroutine, unless
 // s has ended meanwhile; s.wmu is held.
-func (r *Relay) publish(s *relaySession, conn *net.UDPConn) bool {
+func (r *Relay) publish(s *session, conn *net.UDPConn) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.ended || r.closed {
@@ -115,12 +140,13 @@ func (r *Relay) publish(s *relaySession, conn *net.UDPConn) bool {
 		r.end(s)
 		return false
 	}
+	ua := conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	s.conn = conn
-	s.port = conn.LocalAddr().(*net.UDPAddr).AddrPort().Port()
-	r.byPort[s.port] = s
+	s.addr = netip.AddrPortFrom(ua.Addr().Unmap(), ua.Port())
+	r.byLocal[s.addr] = s
 	r.m.opened.Inc()
 	if r.dbg.on {
-		r.dbg.line("relay: session +", "client", s.client, "port", s.port, "active", len(r.bySrc))
+		r.dbg.line("relay: session +", "client", s.client, "local", s.addr, "active", len(r.bySrc))
 	}
 	r.wg.Add(1)
 	go r.downstream(s)
@@ -129,7 +155,7 @@ func (r *Relay) publish(s *relaySession, conn *net.UDPConn) bool {
 
 // downstream sends the game server's datagrams to the client from the public
 // socket, and ends the session when it has been idle for IdleTimeout.
-func (r *Relay) downstream(s *relaySession) {
+func (r *Relay) downstream(s *session) {
 	defer r.wg.Done()
 	for {
 		s.conn.SetReadDeadline(r.start.Add(time.Duration(s.last.Load()) + r.cfg.IdleTimeout))
@@ -145,12 +171,16 @@ func (r *Relay) downstream(s *relaySession) {
 			}
 			continue // e.g. ICMP port unreachable while the game server restarts
 		}
-		s.touch(r.now())
+		now := r.now()
+		s.last.Store(now)
+		if !connectionless(buf[:n]) {
+			r.proveDown(s, now)
+		}
 		if r.dbg.on { // before the send, so that the log keeps the datagrams' order
 			r.dbg.datagram(s.client, "downstream", buf[:n])
 		}
 		err = s.back.SendFrom(buf[:n], s.local, s.client)
-		putRelayBuf(buf)
+		putBuf(buf)
 		if err != nil {
 			r.m.drop(dropSend)
 			continue
@@ -162,7 +192,7 @@ func (r *Relay) downstream(s *relaySession) {
 
 // expire ends s if it has been idle for IdleTimeout, and reports whether s
 // has ended.
-func (r *Relay) expire(s *relaySession) bool {
+func (r *Relay) expire(s *session) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s.ended {
@@ -173,21 +203,21 @@ func (r *Relay) expire(s *relaySession) bool {
 	}
 	r.end(s)
 	if r.dbg.on {
-		r.dbg.line("relay: session -", "client", s.client, "port", s.port, "active", len(r.bySrc))
+		r.dbg.line("relay: session -", "client", s.client, "local", s.addr, "active", len(r.bySrc))
 	}
 	return true
 }
 
 // end removes s and closes its socket (if it has one yet: else its opener
 // closes it); r.mu is held.
-func (r *Relay) end(s *relaySession) {
+func (r *Relay) end(s *session) {
 	if s.ended {
 		return
 	}
 	s.ended = true
 	delete(r.bySrc, s.client)
 	if s.conn != nil {
-		delete(r.byPort, s.port)
+		delete(r.byLocal, s.addr)
 		s.conn.Close()
 	}
 	if e := r.sources[s.key]; e != nil {
@@ -196,14 +226,22 @@ func (r *Relay) end(s *relaySession) {
 			delete(r.sources, s.key)
 		}
 	}
+	r.removeFromSites(s)
+	switch s.state.Load() {
+	case stateFresh:
+		r.fresh.remove(s)
+	case stateProven:
+		r.proven--
+		r.nProven.Add(-1)
+	}
 	r.counter.Add(-1)
 }
 
 // The buffers the downstream goroutines read into, each only while it
 // copies one datagram out: parked sessions hold none.
-type relayBuf = [relayMaxDatagram]byte
+type datagramBuf = [maxDatagram]byte
 
-var relayBufs = sync.Pool{New: func() any { return new(relayBuf) }}
+var bufs = sync.Pool{New: func() any { return new(datagramBuf) }}
 
-func getRelayBuf() *relayBuf  { return relayBufs.Get().(*relayBuf) }
-func putRelayBuf(b *relayBuf) { relayBufs.Put(b) }
+func getBuf() *datagramBuf  { return bufs.Get().(*datagramBuf) }
+func putBuf(b *datagramBuf) { bufs.Put(b) }
