@@ -26,13 +26,21 @@ static __noinline void count(enum proto proto, enum outcome out, __u32 in, __u32
 	st->out[proto] += sent;
 }
 
-// pass leaves a datagram to a listen address to the socket path, counted.
-static __always_inline int pass(void)
+// pass_for leaves a datagram to a listen address to the socket path,
+// counted with the reason (a function of its own, like count: enum
+// pass_reason stays in the BTF).
+static __noinline int pass_for(enum pass_reason why)
 {
 	struct stats *st = stats();
-	if (st)
-		st->passed++;
+	if (st && why < NPASS)
+		st->passed[why]++;
 	return XDP_PASS;
+}
+
+// pass leaves a datagram the program does not answer to the socket path.
+static __always_inline int pass(void)
+{
+	return pass_for(PASS_OTHER);
 }
 
 static __always_inline void stat_resize_failed(void)
