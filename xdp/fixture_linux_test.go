@@ -49,8 +49,23 @@ const testStaleAfter = 2 * time.Second
 // mode) to the server's end of a fresh test network.
 func newFixture(t *testing.T, lim responder.Limits) *fixture {
 	t.Helper()
+	return newFixtureWith(t, lim, fixtureOpts{})
+}
+
+// fixtureOpts are the fixture's options beyond the budgets.
+type fixtureOpts struct {
+	deny  *responder.Deny // [limits] deny, for both paths
+	setup func(n *testNet) // runs on the network before queryd starts
+}
+
+// newFixtureWith is newFixture with options.
+func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture {
+	t.Helper()
 	needXDP(t)
 	fx := &fixture{net: newTestNet(t), reg: prometheus.NewRegistry()}
+	if o.setup != nil {
+		o.setup(fx.net)
+	}
 	var err error
 	if fx.issuer, err = challenge.New(nil); err != nil {
 		t.Fatal(err)
@@ -81,6 +96,7 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 		Socket:   responder.SocketBatch,
 		Workers:  1,
 		Limits:   lim,
+		Deny:     o.deny,
 		Silent:   fx.stale,
 		Registry: fx.reg,
 	}, hs...)
@@ -97,6 +113,7 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 			Listen:     fx.srv.Addrs(),
 			Issuer:     fx.issuer,
 			Limits:     lim,
+			Deny:       o.deny,
 			LastFed:    fx.fed,
 			StaleAfter: testStaleAfter,
 			Registry:   fx.reg,
