@@ -193,6 +193,9 @@ func (f *FastPath) attach(ifc *net.Interface) (attached, error) {
 	var err error
 	if a.mode == ModeNative {
 		for _, bound := range []bool{true, false} {
+			if bound && f.cfg.unbound {
+				continue
+			}
 			name := "queryd_xdp"
 			if bound {
 				name = "queryd_xdp_dev"

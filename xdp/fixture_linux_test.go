@@ -54,8 +54,9 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 
 // fixtureOpts are the fixture's options beyond the budgets.
 type fixtureOpts struct {
-	deny  *responder.Deny // [limits] deny, for both paths
-	setup func(n *testNet) // runs on the network before queryd starts
+	deny    *responder.Deny  // [limits] deny, for both paths
+	setup   func(n *testNet) // runs on the network before queryd starts
+	unbound bool             // the unbound program (no VLAN kfunc)
 }
 
 // newFixtureWith is newFixture with options.
@@ -114,6 +115,7 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 			Issuer:     fx.issuer,
 			Limits:     lim,
 			Deny:       o.deny,
+			unbound:    o.unbound,
 			LastFed:    fx.fed,
 			StaleAfter: testStaleAfter,
 			Registry:   fx.reg,
