@@ -17,8 +17,18 @@ var noRouteBack = netip.MustParseAddr("198.18.3.7")
 
 // strictNet turns rp_filter on in the server's namespace and routes
 // noRouteBack's /24 to another interface there (a veth pair of its own).
-func strictNet(t *testing.T) func(*testNet) {
+func strictNet(t *testing.T) func(*testNet) { return strictNetFwd(t, false) }
+
+// strictNetFwd is strictNet, with forwarding on in the server's namespace
+// when fwd (the program's route back is then bpf_fib_lookup's, else the
+// mirrored main table's).
+func strictNetFwd(t *testing.T, fwd bool) func(*testNet) {
 	return func(n *testNet) {
+		if fwd {
+			if err := run("ip", "netns", "exec", n.srvNS, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		for _, s := range [][]string{
 			{"ip", "netns", "exec", n.srvNS, "sysctl", "-qw", "net.ipv4.conf.all.rp_filter=1", "net.ipv4.conf.default.rp_filter=1", "net.ipv4.conf." + n.srvIf + ".rp_filter=1"},
 			{"ip", "-n", n.srvNS, "link", "add", "qxside", "type", "veth", "peer", "name", "qxside1"},
@@ -41,9 +51,21 @@ const uncounted = -1 // passed before it counts: not a datagram to a listen addr
 // program on and then off: the program passes it (counted under its
 // reason, nothing answered nor dropped) and what comes back is exactly
 // what the socket path sends without it. A well-formed query first proves
-// the harness sees replies.
+// the harness sees replies. Twice: on a host that does not forward (the
+// route back from the mirrored main table) and on one that does
+// (bpf_fib_lookup).
 func TestXDPStrict(t *testing.T) {
-	fx := newFixtureWith(t, responder.Limits{}, fixtureOpts{setup: strictNet(t)})
+	for _, fwd := range []bool{false, true} {
+		name := "not forwarding"
+		if fwd {
+			name = "forwarding"
+		}
+		t.Run(name, func(t *testing.T) { testStrict(t, fwd) })
+	}
+}
+
+func testStrict(t *testing.T, fwd bool) {
+	fx := newFixtureWith(t, responder.Limits{}, fixtureOpts{setup: strictNetFwd(t, fwd)})
 	w := fx.openWire(t)
 	srvMAC := macOf(t, fx.net.srvNS, fx.net.srvIf)
 	cliMAC := macOf(t, fx.net.cliNS, fx.net.cliIf)
