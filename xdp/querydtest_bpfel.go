@@ -17,6 +17,7 @@ import (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	querydtestMapPassUdp         = "pass_udp"
+	querydtestProgQuerydEcho     = "queryd_echo"
 	querydtestProgQuerydPass     = "queryd_pass"
 	querydtestProgQuerydVlanPush = "queryd_vlan_push"
 )
@@ -63,6 +64,7 @@ type querydtestSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydtestProgramSpecs struct {
+	QuerydEcho     *ebpf.ProgramSpec `ebpf:"queryd_echo"`
 	QuerydPass     *ebpf.ProgramSpec `ebpf:"queryd_pass"`
 	QuerydVlanPush *ebpf.ProgramSpec `ebpf:"queryd_vlan_push"`
 }
@@ -119,12 +121,14 @@ type querydtestVariables struct {
 //
 // It can be passed to loadQuerydtestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydtestPrograms struct {
+	QuerydEcho     *ebpf.Program `ebpf:"queryd_echo"`
 	QuerydPass     *ebpf.Program `ebpf:"queryd_pass"`
 	QuerydVlanPush *ebpf.Program `ebpf:"queryd_vlan_push"`
 }
 
 func (p *querydtestPrograms) Close() error {
 	return _QuerydtestClose(
+		p.QuerydEcho,
 		p.QuerydPass,
 		p.QuerydVlanPush,
 	)
