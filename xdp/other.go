@@ -27,6 +27,9 @@ func (*FastPath) SetProtocols([]module.Protocol) {}
 // SetLimits does nothing outside Linux.
 func (*FastPath) SetLimits(responder.Limits) {}
 
+// SetDeny does nothing outside Linux.
+func (*FastPath) SetDeny(*responder.Deny) {}
+
 // Changed does nothing outside Linux.
 func (*FastPath) Changed() {}
 
@@ -45,3 +48,13 @@ func (*Pass) UDP() (uint64, error) { return 0, ErrUnsupported }
 
 // Close does nothing outside Linux.
 func (*Pass) Close() error { return nil }
+
+// Echo is the benchmark's echo program (pass_linux.go); outside Linux it
+// cannot be made.
+type Echo struct{}
+
+// AttachEcho returns ErrUnsupported outside Linux.
+func AttachEcho(string) (*Echo, error) { return nil, ErrUnsupported }
+
+// Close does nothing outside Linux.
+func (*Echo) Close() error { return nil }

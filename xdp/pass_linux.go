@@ -10,24 +10,21 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-// Pass is a program that passes every frame, counting the UDP ones, attached
+// Pass is a program that passes every frame (bpf/test.c, in its own
+// object: the daemon never loads it), counting the UDP ones, attached
 // to an interface in native mode. A veth receives the frames its peer sends
 // with XDP_TX only when it has an XDP program (or GRO) itself: the tests and
 // the benchmark put one on the client's end of their veth pair, and the
 // benchmark counts answers with it.
 type Pass struct {
-	objs querydObjects
+	objs querydtestObjects
 	l    link.Link
 }
 
 // AttachPass attaches a Pass to the interface named ifname.
 func AttachPass(ifname string) (*Pass, error) {
-	spec, err := loadQueryd()
-	if err != nil {
-		return nil, err
-	}
 	p := &Pass{}
-	if err := spec.LoadAndAssign(&p.objs, nil); err != nil {
+	if err := loadQuerydtestObjects(&p.objs, nil); err != nil {
 		return nil, fmt.Errorf("load the pass program: %w", err)
 	}
 	ifc, err := net.InterfaceByName(ifname)
@@ -58,3 +55,33 @@ func (p *Pass) UDP() (uint64, error) {
 
 // Close detaches and frees the program.
 func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }
+
+// Echo is the benchmark's baseline program (bpf/test.c queryd_echo): it
+// sends every IPv4 UDP datagram to port 27015 back with XDP_TX, addresses
+// and ports swapped, doing nothing else.
+type Echo struct {
+	objs querydtestObjects
+	l    link.Link
+}
+
+// AttachEcho attaches an Echo to the interface named ifname in native mode.
+func AttachEcho(ifname string) (*Echo, error) {
+	e := &Echo{}
+	if err := loadQuerydtestObjects(&e.objs, nil); err != nil {
+		return nil, fmt.Errorf("load the echo program: %w", err)
+	}
+	ifc, err := net.InterfaceByName(ifname)
+	if err != nil {
+		e.objs.Close()
+		return nil, fmt.Errorf("interface %q: %w", ifname, err)
+	}
+	e.l, err = link.AttachXDP(link.XDPOptions{Program: e.objs.QuerydEcho, Interface: ifc.Index, Flags: link.XDPDriverMode})
+	if err != nil {
+		e.objs.Close()
+		return nil, fmt.Errorf("attach the echo program to %q: %w", ifname, err)
+	}
+	return e, nil
+}
+
+// Close detaches and frees the program.
+func (e *Echo) Close() error { return errors.Join(e.l.Close(), e.objs.Close()) }

@@ -13,6 +13,19 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type querydAddrKind uint32
+
+const (
+	querydAddrKindADDR_LOCAL     querydAddrKind = 1
+	querydAddrKindADDR_BROADCAST querydAddrKind = 2
+)
+
+type querydAddrkey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Addr    [16]uint8
+}
+
 type querydConfig struct {
 	_          structs.HostLayout
 	K0         uint64
@@ -29,8 +42,29 @@ type querydConfig struct {
 	Q3Tau      uint64
 	Mtu        uint32
 	Enabled    uint32
+	Deny       uint32
+	Routes     uint32
 	Listen     [8]querydListen
 }
+
+type querydDenykey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Addr      [16]uint8
+}
+
+type querydIface struct {
+	_     structs.HostLayout
+	Mac   [6]uint8
+	Pad   [2]uint8
+	Flags querydIfaceFlags
+}
+
+type querydIfaceFlags uint32
+
+const (
+	querydIfaceFlagsIFACE_VLAN_UPPERS querydIfaceFlags = 1
+)
 
 type querydIpkey struct {
 	_ structs.HostLayout
@@ -45,21 +79,73 @@ type querydListen struct {
 	Addr [16]uint8
 }
 
+type querydOutcome uint32
+
+const (
+	querydOutcomeOUT_ANSWERED     querydOutcome = 0
+	querydOutcomeOUT_OPEN         querydOutcome = 1
+	querydOutcomeOUT_CHALLENGED   querydOutcome = 2
+	querydOutcomeOUT_RATE_LIMITED querydOutcome = 3
+	querydOutcomeOUT_STALE        querydOutcome = 4
+	querydOutcomeOUT_DENIED       querydOutcome = 5
+	querydOutcomeNOUT             querydOutcome = 6
+)
+
+type querydPassReason uint32
+
+const (
+	querydPassReasonPASS_OTHER     querydPassReason = 0
+	querydPassReasonPASS_NOT_LOCAL querydPassReason = 1
+	querydPassReasonPASS_MARTIAN   querydPassReason = 2
+	querydPassReasonPASS_MALFORMED querydPassReason = 3
+	querydPassReasonPASS_VLAN      querydPassReason = 4
+	querydPassReasonPASS_NO_ROUTE  querydPassReason = 5
+	querydPassReasonNPASS          querydPassReason = 6
+)
+
+type querydProto uint32
+
+const (
+	querydProtoPROTO_A2S querydProto = 0
+	querydProtoPROTO_GS4 querydProto = 1
+	querydProtoPROTO_Q3  querydProto = 2
+	querydProtoNPROTO    querydProto = 3
+)
+
 type querydReply struct {
 	_     structs.HostLayout
 	Len   uint32
 	Csum  uint32
-	Flags uint32
+	Flags querydReplyFlags
 	Pad   uint32
 	Data  [1472]uint8
 }
 
+type querydReplyFlags uint32
+
+const (
+	querydReplyFlagsREPLY_OPEN querydReplyFlags = 1
+)
+
+type querydSlot uint32
+
+const (
+	querydSlotSLOT_A2S_INFO   querydSlot = 0
+	querydSlotSLOT_A2S_PLAYER querydSlot = 1
+	querydSlotSLOT_A2S_RULES  querydSlot = 2
+	querydSlotSLOT_GS4BASIC   querydSlot = 3
+	querydSlotSLOT_GS4FULL    querydSlot = 4
+	querydSlotSLOT_Q3INFO     querydSlot = 5
+	querydSlotSLOT_Q3STATUS   querydSlot = 6
+	querydSlotNSLOTS          querydSlot = 7
+)
+
 type querydStats struct {
 	_            structs.HostLayout
-	Req          [3][5]uint64
+	Req          [3][6]uint64
 	In           [3]uint64
 	Out          [3]uint64
-	Passed       uint64
+	Passed       [6]uint64
 	ResizeFailed uint64
 }
 
@@ -67,16 +153,19 @@ type querydStats struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydMapConfigMap    = "config_map"
-	querydMapPassUdp      = "pass_udp"
-	querydMapPerip        = "perip"
-	querydMapQ3rate       = "q3rate"
-	querydMapReplies      = "replies"
-	querydMapRepliesEmpty = "replies_empty"
-	querydMapStatsMap     = "stats_map"
-	querydMapUnproven     = "unproven"
-	querydProgQuerydPass  = "queryd_pass"
-	querydProgQuerydXdp   = "queryd_xdp"
+	querydMapConfigMap     = "config_map"
+	querydMapDeny          = "deny"
+	querydMapIfaces        = "ifaces"
+	querydMapLocalAddrs    = "local_addrs"
+	querydMapPerip         = "perip"
+	querydMapQ3rate        = "q3rate"
+	querydMapReplies       = "replies"
+	querydMapRepliesEmpty  = "replies_empty"
+	querydMapRoutes        = "routes"
+	querydMapStatsMap      = "stats_map"
+	querydMapUnproven      = "unproven"
+	querydProgQuerydXdp    = "queryd_xdp"
+	querydProgQuerydXdpDev = "queryd_xdp_dev"
 )
 
 // loadQueryd returns the embedded CollectionSpec for queryd.
@@ -121,8 +210,8 @@ type querydSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydProgramSpecs struct {
-	QuerydPass *ebpf.ProgramSpec `ebpf:"queryd_pass"`
-	QuerydXdp  *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
+	QuerydXdp    *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
+	QuerydXdpDev *ebpf.ProgramSpec `ebpf:"queryd_xdp_dev"`
 }
 
 // querydMapSpecs contains maps before they are loaded into the kernel.
@@ -130,11 +219,14 @@ type querydProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
-	PassUdp      *ebpf.MapSpec `ebpf:"pass_udp"`
+	Deny         *ebpf.MapSpec `ebpf:"deny"`
+	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
+	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes       *ebpf.MapSpec `ebpf:"routes"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
 }
@@ -166,11 +258,14 @@ func (o *querydObjects) Close() error {
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
-	PassUdp      *ebpf.Map `ebpf:"pass_udp"`
+	Deny         *ebpf.Map `ebpf:"deny"`
+	Ifaces       *ebpf.Map `ebpf:"ifaces"`
+	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Q3rate       *ebpf.Map `ebpf:"q3rate"`
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
+	Routes       *ebpf.Map `ebpf:"routes"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
 }
@@ -178,11 +273,14 @@ type querydMaps struct {
 func (m *querydMaps) Close() error {
 	return _QuerydClose(
 		m.ConfigMap,
-		m.PassUdp,
+		m.Deny,
+		m.Ifaces,
+		m.LocalAddrs,
 		m.Perip,
 		m.Q3rate,
 		m.Replies,
 		m.RepliesEmpty,
+		m.Routes,
 		m.StatsMap,
 		m.Unproven,
 	)
@@ -198,14 +296,14 @@ type querydVariables struct {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydPrograms struct {
-	QuerydPass *ebpf.Program `ebpf:"queryd_pass"`
-	QuerydXdp  *ebpf.Program `ebpf:"queryd_xdp"`
+	QuerydXdp    *ebpf.Program `ebpf:"queryd_xdp"`
+	QuerydXdpDev *ebpf.Program `ebpf:"queryd_xdp_dev"`
 }
 
 func (p *querydPrograms) Close() error {
 	return _QuerydClose(
-		p.QuerydPass,
 		p.QuerydXdp,
+		p.QuerydXdpDev,
 	)
 }
 

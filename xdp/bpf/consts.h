@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
+//
+// The constants the program shares with package xdp. They are enums so
+// that they are in the object's BTF (as the types of map keys, struct
+// fields or function parameters), from which bpf2go (-type) writes them
+// into queryd_bpfel.go: the Go side never mirrors them by hand.
+#pragma once
+
+// Reply slots: which pre-encoded reply a query gets (xdp/tables_linux.go
+// maps the modules' fast queries onto them).
+enum slot {
+	SLOT_A2S_INFO,
+	SLOT_A2S_PLAYER,
+	SLOT_A2S_RULES,
+	SLOT_GS4_BASIC,
+	SLOT_GS4_FULL,
+	SLOT_Q3_INFO,
+	SLOT_Q3_STATUS,
+	NSLOTS,
+};
+
+// Protocols and outcomes: the rows and columns of the counters.
+enum proto { PROTO_A2S, PROTO_GS4, PROTO_Q3, NPROTO };
+enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
+
+// Why a datagram to a listen address was left to the socket path (the
+// kernel): the reasons of queryd_xdp_passed_total.
+enum pass_reason {
+	PASS_OTHER,     // not a query the program answers (or a reply it does not send)
+	PASS_NOT_LOCAL, // not addressed to this interface: destination MAC or IP
+	PASS_MARTIAN,   // a source the kernel would not answer: multicast MAC, martian IP
+	PASS_MALFORMED, // a header the kernel drops: lengths, version, checksums
+	PASS_VLAN,      // it came with a VLAN tag (stripped by the driver), or may have
+	PASS_NO_ROUTE,  // the route back is not this interface, or its neighbour is unknown
+	NPASS,
+};
+
+// Address table values (local_addrs).
+enum addr_kind {
+	ADDR_LOCAL = 1,     // an address of the interface: queries to it are answered
+	ADDR_BROADCAST = 2, // its subnet broadcast: never a source, never answered
+};
+
+// Interface flags (struct iface).
+enum iface_flags {
+	IFACE_VLAN_UPPERS = 1, // the interface has VLAN devices on it
+};
+
+// Reply flags.
+enum reply_flags {
+	REPLY_OPEN = 1, // answered without a valid token (A2S_INFO, info_challenge off)
+};
+
+// Sizes: the Go side reads them as the lengths of the generated structs'
+// arrays (struct reply's data, struct config's listen).
+#define MAX_REPLY 1472 // one Ethernet frame's UDP payload over IPv4 at MTU 1500
+#define MAX_LISTEN 8   // listen table entries
+#define MAX_IFACES 64  // interfaces the program may be attached to
+#define MAX_ADDRS 4096 // local addresses of those interfaces
+#define MAX_DENY 4096  // [limits] deny prefixes
+#define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
+
+#define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)
