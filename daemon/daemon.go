@@ -49,6 +49,8 @@ type Daemon struct {
 	// upstream polls the game server for the state; nil without [upstream].
 	upstream *upstream.Poller
 	xdp      *xdp.FastPath // nil when [xdp] is off or the kernel refused it
+	// feedHTTP is the loopback HTTP feed; nil without [feed] http.
+	feedHTTP *feed.HTTPServer
 	admin    *adminServer
 	status   *status.Sampler // the status page's; nil when the admin listener is off
 	sup      *supervisor
@@ -93,7 +95,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUpstream, d.newUDP, d.newXDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newFeedHTTP, d.newRelay, d.newUpstream, d.newUDP, d.newXDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err
