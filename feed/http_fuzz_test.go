@@ -74,4 +74,3 @@ func validMethod(m string) bool {
 	}
 	return true
 }
-

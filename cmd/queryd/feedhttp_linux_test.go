@@ -54,7 +54,5 @@ func TestFeedHTTPTokenSIGHUP(t *testing.T) {
 	}
 }
 
-
 func sighup(t *testing.T)  { syscall.Kill(os.Getpid(), syscall.SIGHUP) }
 func sigterm(t *testing.T) { syscall.Kill(os.Getpid(), syscall.SIGTERM) }
-
