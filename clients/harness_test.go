@@ -275,7 +275,7 @@ type client struct {
 func startClient(t *testing.T, cmd *exec.Cmd, env []string) *client {
 	t.Helper()
 	c := &client{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), cmd.Env...) // the test's own entries win
 	cmd.Stdout, cmd.Stderr = c.out, c.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", cmd.Path, err)
