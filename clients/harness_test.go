@@ -344,6 +344,9 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd) {
 func need(t *testing.T, tool, why string) string {
 	t.Helper()
 	p, err := exec.LookPath(tool)
+	if err != nil && os.Getenv("QUERYD_REQUIRE_CLIENT_TOOLS") != "" {
+		t.Fatalf("%s is not installed, and QUERYD_REQUIRE_CLIENT_TOOLS (.ci/run) requires it: %s", tool, why)
+	}
 	if err != nil {
 		t.Skipf("%s is not installed: %s not tested (.ci/run installs it)", tool, why)
 	}
