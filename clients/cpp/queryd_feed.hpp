@@ -50,6 +50,9 @@ class Value {
   Value(long i) : type_(Type::Int), i_(i) {}
   Value(long long i) : type_(Type::Int), i_(i) {}
   Value(unsigned i) : type_(Type::Int), i_(i) {}
+  Value(unsigned long i) : type_(Type::Int), i_(static_cast<long long>(i)) {}
+  Value(unsigned long long i) : type_(Type::Int), i_(static_cast<long long>(i)) {}
+  Value(float d) : type_(Type::Double), d_(d) {}
   Value(double d) : type_(Type::Double), d_(d) {}
   Value(const char* s) : type_(Type::String), s_(s) {}
   Value(std::string s) : type_(Type::String), s_(std::move(s)) {}
