@@ -16,7 +16,7 @@ func TestCppClient(t *testing.T) {
 			compiler := need(t, cxx, "the C++ client built with "+cxx)
 			bin := filepath.Join(t.TempDir(), "example")
 			run(t, "cpp", compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "example.cpp")
-			scenario(t, newDaemon(t), exec.Command(bin))
+			scenario(t, newDaemon(t), exec.Command(bin), false)
 		})
 	}
 }

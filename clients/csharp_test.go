@@ -20,12 +20,12 @@ func TestCSharpClient(t *testing.T) {
 		d := newDaemon(t)
 		cmd := exec.Command(mono, exe)
 		cmd.Env = []string{"QUERYD_FEED_HTTP="} // the socket only
-		scenario(t, d, cmd)
+		scenario(t, d, cmd, false)
 	})
 	t.Run("http", func(t *testing.T) {
 		d := newDaemon(t)
 		cmd := exec.Command(mono, exe)
 		cmd.Env = []string{"QUERYD_FEED_SOCKET="} // the HTTP feed only
-		scenario(t, d, cmd)
+		scenario(t, d, cmd, true)
 	})
 }

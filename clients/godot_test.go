@@ -13,5 +13,5 @@ func TestGodotClient(t *testing.T) {
 	godot := need(t, "godot3-server", "the Godot client (Debian: godot3-server)")
 	cmd := exec.Command(godot, "--path", "godot", "-s", "example/main.gd")
 	cmd.Env = []string{"HOME=" + t.TempDir()} // Godot's user data folder
-	scenario(t, newDaemon(t), cmd)
+	scenario(t, newDaemon(t), cmd, true)
 }

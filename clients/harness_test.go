@@ -9,10 +9,12 @@
 package clients_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,11 +75,11 @@ func querydBinary(t *testing.T) string {
 // daemon is a queryd process on fixed loopback ports, so that it can be
 // stopped and started again at the same addresses.
 type daemon struct {
-	bin, dir, config  string
-	udp, http, socket string
-	cmd               *exec.Cmd
-	log               *lockedBuffer
-	done              chan struct{}
+	bin, dir, config         string
+	udp, http, socket, admin string
+	cmd                      *exec.Cmd
+	log                      *lockedBuffer
+	done                     chan struct{}
 }
 
 func newDaemon(t *testing.T) *daemon {
@@ -92,6 +94,7 @@ func newDaemon(t *testing.T) *daemon {
 		udp:    fmt.Sprintf("127.0.0.1:%d", freePort(t, "udp")),
 		http:   fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")),
 		socket: filepath.Join(dir, "feed.sock"),
+		admin:  fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")),
 	}
 	tok := filepath.Join(dir, "feed.token")
 	if err := os.WriteFile(tok, []byte(feedToken+"\n"), 0o600); err != nil {
@@ -106,7 +109,7 @@ stale_after = "3s"
 http = %q
 http_token_file = %q
 [admin]
-listen = ""
+listen = %q
 [server]
 name = "config name"
 map = "config_map"
@@ -115,7 +118,7 @@ max_players = 10
 enabled = true
 [sagl]
 enabled = true
-`, d.udp, d.socket, d.http, tok)
+`, d.udp, d.socket, d.http, tok, d.admin)
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +169,26 @@ func (d *daemon) stop() {
 		<-d.done
 	}
 	d.cmd = nil
+}
+
+// httpAnswers returns how many 200s the HTTP feed has answered since
+// queryd started (queryd_feed_http_responses_total{code="200"}).
+func (d *daemon) httpAnswers(t *testing.T) int {
+	t.Helper()
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + d.admin + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), `queryd_feed_http_responses_total{code="200"} `); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	t.Fatal("/metrics has no queryd_feed_http_responses_total{code=\"200\"}")
+	return 0
 }
 
 // env is the examples' environment: where and how to feed.
@@ -299,13 +322,14 @@ func (c *client) exited() bool {
 
 var slowestCall = regexp.MustCompile(`slowest call: (\d+) us`)
 
-// scenario is the test every client passes: its state answered over A2S
+// scenario is the test every client passes (over the HTTP feed or the
+// socket, as overHTTP says): its state answered over A2S
 // and SAGL; pings keeping the feed live past stale_after; queryd stopped
 // and started again under it, and the state answered again; queryd frozen
 // (SIGSTOP) for 3 s while the game's frame loop goes on, and the state
 // answered after; errors reported while queryd was down; no feed call
 // taking long in the frame loop.
-func scenario(t *testing.T, d *daemon, cmd *exec.Cmd) {
+func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 	t.Helper()
 	d.start(t)
 	c := startClient(t, cmd, d.env())
@@ -337,6 +361,9 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd) {
 	t.Logf("queryd frozen for 3 s: the frame loop printed %d lines meanwhile; the state answered %v after SIGCONT", during, took.Round(time.Millisecond))
 	if c.exited() {
 		t.Fatalf("the client exited:\n%s", c.out)
+	}
+	if n := d.httpAnswers(t); overHTTP != (n > 0) {
+		t.Errorf("the HTTP feed answered %d requests since the restart; the client should feed over %s", n, map[bool]string{true: "HTTP", false: "the socket"}[overHTTP])
 	}
 	out := c.out.String()
 	if !strings.Contains(out, "feed error:") {
