@@ -6,7 +6,7 @@
 //
 // It sets the state, has a player join, another leave and a score change,
 // then runs frames of 16 ms that patch a tick counter ten times a second,
-// printing the slowest feed call so far once a second. QUERYD_FEED_PING
+// printing the slowest feed call so far twice a second. QUERYD_FEED_PING
 // sets the ping interval in seconds (default 10); QUERYD_EXAMPLE_SECONDS
 // how long it runs (default 600).
 #include <chrono>
@@ -59,7 +59,7 @@ int main() {
   auto end = steady_clock::now() + seconds(env_long("QUERYD_EXAMPLE_SECONDS", 600));
   for (long frame = 1; steady_clock::now() < end; frame++) {
     if (frame % 6 == 0) timed([&] { feed.patch(object({{"values", object({{"tick", frame}})}})); });
-    if (frame % 60 == 0) {
+    if (frame % 30 == 0) {
       std::printf("slowest call: %lld us\n", static_cast<long long>(slowest.count()));
       std::fflush(stdout);
     }

@@ -8,7 +8,7 @@
 // ping interval in seconds (default 10); QUERYD_EXAMPLE_SECONDS how long to
 // run (default 600). It sets the state, has a player join, another leave and
 // a score change, then runs frames of 16 ms that patch a tick counter ten
-// times a second, printing the slowest feed call so far once a second.
+// times a second, printing the slowest feed call so far twice a second.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -66,7 +66,7 @@ static class Example
         for (long frame = 1; DateTime.UtcNow < end; frame++)
         {
             if (frame % 6 == 0) timed(() => feed.Patch(Obj("values", Obj("tick", frame))));
-            if (frame % 60 == 0) Console.WriteLine("slowest call: " + slowest + " us");
+            if (frame % 30 == 0) Console.WriteLine("slowest call: " + slowest + " us");
             Thread.Sleep(16);
         }
         feed.Dispose();
