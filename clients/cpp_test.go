@@ -1,9 +1,16 @@
 package clients_test
 
 import (
+	"bufio"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/queryd/queryd/sagl"
 )
 
 // TestCppClient compiles clients/cpp/example.cpp with g++ and with clang++
@@ -19,4 +26,70 @@ func TestCppClient(t *testing.T) {
 			scenario(t, newDaemon(t), exec.Command(bin), false)
 		})
 	}
+}
+
+// TestCppQueue: with queryd frozen (SIGSTOP), 10 patches through a Feed
+// whose queue holds 2 return at once; once queryd runs again it gets the
+// newest state (tick 10) in at most 2 changes (the patch in flight, then
+// one replace of the whole newest state), not 10.
+func TestCppQueue(t *testing.T) {
+	gxx := need(t, "g++", "the C++ client's queue")
+	bin := filepath.Join(t.TempDir(), "queue_test")
+	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "queue_test.cpp")
+	d := newDaemon(t)
+	d.start(t)
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "QUERYD_FEED_SOCKET="+d.socket)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	expect := func(want string) {
+		t.Helper()
+		if !lines.Scan() || lines.Text() != want {
+			t.Fatalf("queue_test printed %q, want %q", lines.Text(), want)
+		}
+	}
+	expect("ready")
+	v0 := d.metric(t, "queryd_state_version")
+	d.cmd.Process.Signal(syscall.SIGSTOP)
+	io.WriteString(stdin, "go\n")
+	start := time.Now()
+	expect("patched")
+	took := time.Since(start)
+	time.Sleep(300 * time.Millisecond)
+	d.cmd.Process.Signal(syscall.SIGCONT)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if tick, err := saglTick(d); err == nil && tick == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("queryd never got tick 10 after SIGCONT")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	changes := d.metric(t, "queryd_state_version") - v0
+	t.Logf("10 patches with queryd frozen returned in %v; queryd then took %d changes to the newest state", took.Round(time.Microsecond), changes)
+	if changes < 1 || changes > 2 {
+		t.Errorf("queryd took %d changes for 10 patches through a queue of 2, want 1 or 2 (the rest as one replace)", changes)
+	}
+}
+
+// saglTick returns values.tick as SAGL answers it.
+func saglTick(d *daemon) (float64, error) {
+	sc, err := sagl.Dial(d.udp)
+	if err != nil {
+		return 0, err
+	}
+	defer sc.Close()
+	res, err := sc.Info()
+	if err != nil {
+		return 0, err
+	}
+	tick, _ := res.Info.Values["tick"].(float64)
+	return tick, nil
 }

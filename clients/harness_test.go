@@ -175,6 +175,12 @@ func (d *daemon) stop() {
 // queryd started (queryd_feed_http_responses_total{code="200"}).
 func (d *daemon) httpAnswers(t *testing.T) int {
 	t.Helper()
+	return d.metric(t, `queryd_feed_http_responses_total{code="200"}`)
+}
+
+// metric returns the value of one series on the admin endpoint's /metrics.
+func (d *daemon) metric(t *testing.T, series string) int {
+	t.Helper()
 	res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + d.admin + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
@@ -182,12 +188,12 @@ func (d *daemon) httpAnswers(t *testing.T) int {
 	defer res.Body.Close()
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), `queryd_feed_http_responses_total{code="200"} `); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			n, _ := strconv.Atoi(v)
 			return n
 		}
 	}
-	t.Fatal("/metrics has no queryd_feed_http_responses_total{code=\"200\"}")
+	t.Fatalf("/metrics has no %s", series)
 	return 0
 }
 
