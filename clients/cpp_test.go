@@ -36,9 +36,18 @@ func TestCppQueue(t *testing.T) {
 	gxx := need(t, "g++", "the C++ client's queue")
 	bin := filepath.Join(t.TempDir(), "queue_test")
 	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "queue_test.cpp")
+	queueScenario(t, exec.Command(bin))
+}
+
+// queueScenario runs a queue test program (clients/cpp/queue_test.cpp,
+// clients/csharp/QueueTest.cs): it prints "ready" once its state is fed,
+// sends 10 patches (tick 1 to 10) through a queue of 2 when a line comes
+// on stdin, prints "patched", and runs until stdin closes. queryd is frozen
+// meanwhile; then it must get tick 10 in 1 or 2 changes.
+func queueScenario(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	d := newDaemon(t)
 	d.start(t)
-	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "QUERYD_FEED_SOCKET="+d.socket)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -51,7 +60,7 @@ func TestCppQueue(t *testing.T) {
 	expect := func(want string) {
 		t.Helper()
 		if !lines.Scan() || lines.Text() != want {
-			t.Fatalf("queue_test printed %q, want %q", lines.Text(), want)
+			t.Fatalf("the queue test printed %q, want %q", lines.Text(), want)
 		}
 	}
 	expect("ready")

@@ -29,3 +29,13 @@ func TestCSharpClient(t *testing.T) {
 		scenario(t, d, cmd, true)
 	})
 }
+
+// TestCSharpQueue: QueueTest.cs through the queue scenario (see
+// TestCppQueue) on Mono over the feed socket.
+func TestCSharpQueue(t *testing.T) {
+	mcs := need(t, "mcs", "the C# client's queue (Debian: mono-complete)")
+	mono := need(t, "mono", "the C# client's queue (Debian: mono-complete)")
+	exe := filepath.Join(t.TempDir(), "queue_test.exe")
+	run(t, "csharp", mcs, "-warnaserror", "-out:"+exe, "QuerydFeed.cs", "QueueTest.cs")
+	queueScenario(t, exec.Command(mono, exe))
+}
