@@ -37,5 +37,5 @@ func TestCSharpQueue(t *testing.T) {
 	mono := need(t, "mono", "the C# client's queue (Debian: mono-complete)")
 	exe := filepath.Join(t.TempDir(), "queue_test.exe")
 	run(t, "csharp", mcs, "-warnaserror", "-out:"+exe, "QuerydFeed.cs", "QueueTest.cs")
-	queueScenario(t, exec.Command(mono, exe))
+	queueScenario(t, newDaemon(t), exec.Command(mono, exe), "")
 }

@@ -2,6 +2,7 @@ package clients_test
 
 import (
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -14,4 +15,14 @@ func TestGodotClient(t *testing.T) {
 	cmd := exec.Command(godot, "--path", "godot", "-s", "example/main.gd")
 	cmd.Env = []string{"HOME=" + t.TempDir()} // Godot's user data folder
 	scenario(t, newDaemon(t), cmd, true)
+}
+
+// TestGodotQueue: example/queue_test.gd through the queue scenario (see
+// TestCppQueue) on godot3-server over the HTTP feed.
+func TestGodotQueue(t *testing.T) {
+	godot := need(t, "godot3-server", "the Godot client's queue (Debian: godot3-server)")
+	cmd := exec.Command(godot, "--path", "godot", "-s", "example/queue_test.gd")
+	home := t.TempDir()
+	cmd.Env = []string{"HOME=" + home}
+	queueScenario(t, newDaemon(t), cmd, filepath.Join(home, "go"))
 }

@@ -17,7 +17,7 @@ int main() {
   queryd::Options opts;
   opts.socket = std::getenv("QUERYD_FEED_SOCKET");
   opts.max_queue = 2;
-  opts.ping_every = std::chrono::seconds(60);
+  opts.ping_every = std::chrono::seconds(1);  // pings change no version
   queryd::Feed feed(opts);
   feed.on_error([](const std::string& e) { std::fprintf(stderr, "feed error: %s\n", e.c_str()); });
   using queryd::object;
