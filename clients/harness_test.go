@@ -80,6 +80,7 @@ type daemon struct {
 	cmd                      *exec.Cmd
 	log                      *lockedBuffer
 	done                     chan struct{}
+	started                  bool // once it has: later starts keep the ports
 }
 
 func newDaemon(t *testing.T) *daemon {
@@ -89,17 +90,21 @@ func newDaemon(t *testing.T) *daemon {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	d := &daemon{
-		bin: querydBinary(t), dir: dir, config: filepath.Join(dir, "queryd.toml"),
-		udp:    fmt.Sprintf("127.0.0.1:%d", freePort(t, "udp")),
-		http:   fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")),
-		socket: filepath.Join(dir, "feed.sock"),
-		admin:  fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp")),
-	}
-	tok := filepath.Join(dir, "feed.token")
-	if err := os.WriteFile(tok, []byte(feedToken+"\n"), 0o600); err != nil {
+	d := &daemon{bin: querydBinary(t), dir: dir, config: filepath.Join(dir, "queryd.toml"), socket: filepath.Join(dir, "feed.sock")}
+	if err := os.WriteFile(filepath.Join(dir, "feed.token"), []byte(feedToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	d.pickPorts(t)
+	t.Cleanup(d.stop)
+	return d
+}
+
+// pickPorts chooses free loopback ports and writes the config with them.
+func (d *daemon) pickPorts(t *testing.T) {
+	t.Helper()
+	d.udp = fmt.Sprintf("127.0.0.1:%d", freePort(t, "udp"))
+	d.http = fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp"))
+	d.admin = fmt.Sprintf("127.0.0.1:%d", freePort(t, "tcp"))
 	cfg := fmt.Sprintf(`[listen]
 udp = [%q]
 workers = 1
@@ -118,40 +123,57 @@ max_players = 10
 enabled = true
 [sagl]
 enabled = true
-`, d.udp, d.socket, d.http, tok, d.admin)
+`, d.udp, d.socket, d.http, filepath.Join(d.dir, "feed.token"), d.admin)
 	if err := os.WriteFile(d.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.stop)
-	return d
 }
 
 // start runs queryd and waits until its feed socket and HTTP feed accept.
+// On its first start, a port taken meanwhile by another process (other
+// tests run beside these) makes it pick new ones, up to 3 times.
 func (d *daemon) start(t *testing.T) {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := d.tryStart()
+		if err == nil {
+			d.started = true
+			return
+		}
+		if d.started || attempt == 3 || !strings.Contains(d.log.String(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("queryd could not bind (a port was taken meanwhile); new ports: %v", err)
+		d.pickPorts(t)
+	}
+}
+
+func (d *daemon) tryStart() error {
 	d.log = &lockedBuffer{}
 	d.cmd = exec.Command(d.bin, "-config", d.config)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	d.done = make(chan struct{})
-	go func() { d.cmd.Wait(); close(d.done) }()
+	cmd, done := d.cmd, make(chan struct{})
+	d.done = done
+	go func() { cmd.Wait(); close(done) }()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if c, err := net.Dial("unix", d.socket); err == nil {
 			c.Close()
 			if c, err := net.Dial("tcp", d.http); err == nil {
 				c.Close()
-				return
+				return nil
 			}
 		}
 		select {
 		case <-d.done:
-			t.Fatalf("queryd exited at start:\n%s", d.log)
+			d.cmd = nil
+			return fmt.Errorf("queryd exited at start:\n%s", d.log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queryd not listening within 15 s:\n%s", d.log)
+			return fmt.Errorf("queryd not listening within 15 s:\n%s", d.log)
 		}
 	}
 }
