@@ -73,6 +73,12 @@ type Feed struct {
 	MaxBuffered ByteSize `toml:"max_buffered"`
 	// LineTimeout is how long a feed line may take from its first byte to its newline.
 	LineTimeout Duration `toml:"line_timeout"`
+	// HTTP is the loopback HTTP feed's address (feed.HTTPServer); "" (the zero AddrPort) turns it off.
+	HTTP netip.AddrPort `toml:"http"`
+	// HTTPTokenFile holds the HTTP feed's bearer token; required with HTTP.
+	HTTPTokenFile string `toml:"http_token_file"`
+	// HTTPMaxConns caps the HTTP feed's connections open at once.
+	HTTPMaxConns int `toml:"http_max_conns"`
 }
 
 // Limits is [limits]: the byte budgets against reflection.
@@ -122,7 +128,8 @@ func Defaults() Config {
 	return Config{
 		Listen: Listen{UDP: AddrPorts{netip.MustParseAddrPort("0.0.0.0:27015")}, RecvBuffer: 4 << 20, GSO: true},
 		Feed: Feed{Mode: 0o660, StaleAfter: Duration(60e9),
-			MaxConns: feed.DefaultMaxConns, MaxBuffered: feed.DefaultMaxBuffered, LineTimeout: Duration(feed.DefaultLineTimeout)},
+			MaxConns: feed.DefaultMaxConns, MaxBuffered: feed.DefaultMaxBuffered, LineTimeout: Duration(feed.DefaultLineTimeout),
+			HTTPMaxConns: feed.DefaultHTTPMaxConns},
 		Limits: Limits{
 			PerIPRate: ByteSize(l.PerIPRate), PerIPBurst: ByteSize(l.PerIPBurst),
 			UnprovenRate: ByteSize(l.UnprovenRate), UnprovenBurst: ByteSize(l.UnprovenBurst),

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/responder"
 )
 
@@ -42,6 +43,28 @@ func (c *Config) validateFeed(errs *Errors) {
 	}
 	if time.Duration(c.Feed.LineTimeout) < 100*time.Millisecond {
 		errs.Add("feed.line_timeout", "want at least 100ms, got %v", time.Duration(c.Feed.LineTimeout))
+	}
+	c.validateFeedHTTP(errs)
+}
+
+// validateFeedHTTP checks the HTTP feed's keys (the token file itself is
+// read by `queryd check` and at start: see feed.ReadToken).
+func (c *Config) validateFeedHTTP(errs *Errors) {
+	f := c.Feed
+	if f.HTTPMaxConns < 1 || f.HTTPMaxConns > 4096 {
+		errs.Add("feed.http_max_conns", "want 1 to 4096 connections, got %d", f.HTTPMaxConns)
+	}
+	if !f.HTTP.IsValid() {
+		return
+	}
+	if err := feed.CheckHTTPAddr(f.HTTP); err != nil {
+		errs.Add("feed.http", "%v", err)
+	}
+	switch {
+	case f.HTTPTokenFile == "":
+		errs.Add("feed.http_token_file", "required when feed.http is set: a file (mode 0600 or 0640) holding the bearer token, at least %d bytes", feed.MinTokenLen)
+	case !filepath.IsAbs(f.HTTPTokenFile):
+		errs.Add("feed.http_token_file", "want an absolute path, got %q", f.HTTPTokenFile)
 	}
 }
 

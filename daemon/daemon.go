@@ -51,9 +51,11 @@ type Daemon struct {
 	// silence says whether queryd is silent; everything that answers reads it.
 	silence *silence
 	xdp     *xdp.FastPath // nil when [xdp] is off or the kernel refused it
-	admin   *adminServer
-	status  *status.Sampler // the status page's; nil when the admin listener is off
-	sup     *supervisor
+	// feedHTTP is the loopback HTTP feed; nil without [feed] http.
+	feedHTTP *feed.HTTPServer
+	admin    *adminServer
+	status   *status.Sampler // the status page's; nil when the admin listener is off
+	sup      *supervisor
 	// pending are the parts New made and Run starts.
 	pending []part
 
@@ -95,7 +97,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newFeedHTTP, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

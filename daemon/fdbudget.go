@@ -86,6 +86,9 @@ func FitDescriptors(cfg *config.Config) (string, error) {
 	if cfg.Admin.Listen.IsValid() {
 		want.Fixed += adminMaxConns
 	}
+	if cfg.Feed.HTTP.IsValid() {
+		want.Fixed += cfg.Feed.HTTPMaxConns
+	}
 	if cfg.Relay.Upstream != "" {
 		want.Large = append(want.Large, fdCap{Key: "relay.max_sessions", N: cfg.Relay.Sessions()})
 	}

@@ -8,10 +8,12 @@ import (
 // whose [server] does not fit the fed state) is logged and the running one
 // kept. [server], [limits] and the protocol sections take effect; [listen],
 // [feed], [admin], [relay], [log] and the modules' restart keys need a restart
-// (the log says which).
+// (the log says which). The HTTP feed's token file is read again, whatever
+// the config.
 func (d *Daemon) Reload() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.reloadFeedToken()
 	if d.opts.Path == "" {
 		d.log.Info("SIGHUP: running on the embedded config; nothing to reload")
 		return

@@ -1,7 +1,8 @@
-// Package feed is the Unix-socket interface through which the game server
-// feeds its state to queryd: newline-delimited JSON messages (replace, patch,
-// ping, get, peer), one reply line each. It holds the server side and a Go
-// client for game servers written in Go.
+// Package feed is the interface through which the game server feeds its
+// state to queryd: newline-delimited JSON messages (replace, patch, ping,
+// get, peer) over a Unix socket, one reply line each, and the same messages
+// over a loopback HTTP listener. It holds the server side and a Go client
+// for game servers written in Go.
 //
 // This comment is the feed's reference: the socket, the messages and their
 // replies, the limits, staleness, the feed.* config keys and the metrics.
@@ -29,6 +30,21 @@
 // user and not writable by group or others (and its parent, if others may
 // write to it, is sticky like /tmp); otherwise it exits with status 1 and
 // says which folder and what is wrong.
+//
+// # The HTTP feed
+//
+// With feed.http set (a loopback address only: 127.0.0.0/8 or ::1), the
+// same messages come as HTTP requests (HTTPServer), applied by the same
+// Server: PUT /v1/state (replace; the body is the document), PATCH
+// /v1/state (patch; application/merge-patch+json or application/json),
+// GET /v1/state (get), POST /v1/ping, POST /v1/peer (body {"port":N}).
+// Every request carries Authorization: Bearer <token>, the token being
+// read from feed.http_token_file (ReadToken: a regular file, not a link,
+// mode 0600 or 0640, at least 16 bytes) at start and on SIGHUP, and
+// compared in constant time. Answers are the replies above as JSON: 200
+// (ok), 400 (the socket's error), 401 (missing or wrong token; nothing
+// changes), 404, 405, 413 (a body over MaxLine). docs/feed.md has the
+// caps and examples.
 //
 // # Messages
 //
@@ -88,7 +104,10 @@
 //	stale_after = "60s"     # "0s" turns staleness off
 //	max_conns = 64          # 1 to 65536
 //	max_buffered = "16MiB"  # 1MiB to 1GiB
-//	line_timeout = "10s"    # at least "100ms"
+//	line_timeout = "10s"    # at least "100ms"; over HTTP, the time a request may take
+//	http = ""               # e.g. "127.0.0.1:27017": the HTTP feed (loopback only)
+//	http_token_file = ""    # required with http
+//	http_max_conns = 16     # 1 to 4096
 //
 // # Metrics
 //
@@ -97,6 +116,8 @@
 //	queryd_feed_buffered_bytes         bytes held by unfinished lines beyond each connection's 4 KiB
 //	queryd_feed_dropped_connections_total{reason="max_conns"|"max_buffered"|"line_timeout"|"line_too_long"}
 //	queryd_feed_accept_retries_total   accepts retried for want of descriptors or memory
+//	queryd_feed_http_connections, queryd_feed_http_closed_total{reason="over_cap"|"idle"},
+//	queryd_feed_http_accept_retries_total, queryd_feed_http_responses_total{code}
 //	queryd_state_version, queryd_state_players
 //
 // docs/metrics.md says what to watch.
@@ -108,5 +129,6 @@
 // From Go: [Dial], then [Client.Replace], [Client.Patch], [Client.Ping] and
 // [Client.Get] (Client.Timeout, default 5 s, bounds each round trip; a
 // rejected message is a [*ReplyError]). examples/ has feeders in Node.js,
-// Python and shell that the tests run against a live daemon.
+// Python and shell, and clients/ game-engine clients in C#, C++ and
+// GDScript, that the tests run against a live daemon.
 package feed

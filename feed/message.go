@@ -44,13 +44,19 @@ func parseMessage(line []byte) (message, error) {
 	if err != nil {
 		return message{}, err
 	}
-	var m message
 	op, ok := raw["op"].(string)
 	if !ok {
 		return message{}, errors.New(`"op": want one of "replace", "patch", "ping", "get", "peer"`)
 	}
-	m.op = op
-	allowed := map[string]bool{"op": true}
+	return messageOf(op, raw, true)
+}
+
+// messageOf checks the fields of a message with op: raw is the socket's
+// whole line (withOp: it holds "op") or, over HTTP, the fields the request
+// body carries beside the op its method and path name.
+func messageOf(op string, raw map[string]any, withOp bool) (message, error) {
+	m := message{op: op}
+	allowed := map[string]bool{"op": withOp}
 	switch op {
 	case "replace", "patch":
 		allowed["state"] = true

@@ -350,6 +350,13 @@ func (s *Server) apply(line []byte) Reply {
 	if err != nil {
 		return Reply{Error: err.Error()}
 	}
+	return s.do(m)
+}
+
+// do carries out one parsed message (from the socket or the HTTP feed): it
+// is activity, whatever its reply.
+func (s *Server) do(m message) Reply {
+	var err error
 	s.lastFed.Store(time.Now().UnixNano())
 	switch m.op {
 	case "replace", "patch":

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"time"
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon"
+	"github.com/queryd/queryd/feed"
 )
 
 // cmdCheck validates a config file and prints every error with its key.
@@ -43,7 +45,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	for _, check := range []struct {
 		key string
 		fn  func(*config.Config) error
-	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}} {
+	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}, {"feed.http_token_file", checkFeedToken}} {
 		if err := check.fn(c); err != nil {
 			var e *config.Error
 			if errors.As(err, &e) {
@@ -98,4 +100,19 @@ func checkUpstreamName(c *config.Config) error {
 	defer cancel()
 	_, err = c.UpstreamAddr(ctx)
 	return err
+}
+
+// checkFeedToken reads [feed] http_token_file as the daemon does at start:
+// a *config.Error when the file is unfit (a link, readable by others, a
+// short token); a plain error (a warning) when this user may not read it,
+// as the daemon's user may.
+func checkFeedToken(c *config.Config) error {
+	if !c.Feed.HTTP.IsValid() {
+		return nil
+	}
+	_, err := feed.ReadToken(c.Feed.HTTPTokenFile)
+	if err == nil || errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return &config.Error{Key: "feed.http_token_file", Reason: err.Error()}
 }

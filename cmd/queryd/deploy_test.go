@@ -231,7 +231,8 @@ func allMetricNames(t *testing.T) []string {
 	t.Helper()
 	up := q3Server(t)
 	master := udpSink(t)
-	d := startTestDaemon(t, writeConfig(t, testDir(t), `
+	dir := testDir(t)
+	d := startTestDaemon(t, withFeedKeys(t, dir, feedHTTPConfig(t, dir, "127.0.0.1:0", feedToken), `
 [relay]
 upstream = "`+up+`"
 [upstream]

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+// queryd_feed.hpp: feed a game server's state to queryd over its Unix socket.
+// Single header, C++17, POSIX, no dependencies. See README.md beside it.
+//
+// Calls never block the game's frame: replace() and patch() change a local
+// copy of the state and queue what to send (bounded; when the queue is full
+// the whole newest state is sent instead); a background thread connects,
+// sends, pings on a timer and reconnects with backoff, re-sending the whole
+// last state after each reconnect. Errors go to the on_error callback
+// (called on the background thread).
+#ifndef QUERYD_FEED_HPP
+#define QUERYD_FEED_HPP
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <initializer_list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace queryd {
+
+struct Member;
+
+// Value is a JSON value: null, a boolean, a number, a string, an array or
+// an object (its members in order).
+class Value {
+ public:
+  enum class Type { Null, Bool, Int, Double, String, Array, Object };
+
+  Value() = default;
+  Value(std::nullptr_t) {}
+  Value(bool b) : type_(Type::Bool), b_(b) {}
+  Value(int i) : type_(Type::Int), i_(i) {}
+  Value(long i) : type_(Type::Int), i_(i) {}
+  Value(long long i) : type_(Type::Int), i_(i) {}
+  Value(unsigned i) : type_(Type::Int), i_(i) {}
+  Value(unsigned long i) : type_(Type::Int), i_(static_cast<long long>(i)) {}
+  Value(unsigned long long i) : type_(Type::Int), i_(static_cast<long long>(i)) {}
+  Value(float d) : type_(Type::Double), d_(d) {}
+  Value(double d) : type_(Type::Double), d_(d) {}
+  Value(const char* s) : type_(Type::String), s_(s) {}
+  Value(std::string s) : type_(Type::String), s_(std::move(s)) {}
+  Value(std::vector<Value> a) : type_(Type::Array), arr_(std::move(a)) {}
+  Value(std::vector<Member> o);
+
+  Type type() const { return type_; }
+  bool is_object() const { return type_ == Type::Object; }
+  bool is_null() const { return type_ == Type::Null; }
+
+  // write appends the value as JSON (UTF-8 strings as they are; control
+  // characters, quotes and backslashes escaped; NaN and infinities as null).
+  void write(std::string& out) const;
+  std::string json() const {
+    std::string s;
+    write(s);
+    return s;
+  }
+
+  // merge applies an RFC 7386 JSON merge patch to this value.
+  void merge(const Value& patch);
+
+ private:
+  Type type_ = Type::Null;
+  bool b_ = false;
+  long long i_ = 0;
+  double d_ = 0;
+  std::string s_;
+  std::vector<Value> arr_;
+  std::vector<Member> obj_;
+};
+
+// Member is one key and value of an object.
+struct Member {
+  std::string key;
+  Value value;
+};
+
+inline Value::Value(std::vector<Member> o) : type_(Type::Object), obj_(std::move(o)) {}
+
+// object builds an object: object({{"name", "Zoë"}, {"score", 3}}).
+inline Value object(std::initializer_list<Member> members) { return Value(std::vector<Member>(members)); }
+// array builds an array: array({"roleplay", "eu"}).
+inline Value array(std::initializer_list<Value> items) { return Value(std::vector<Value>(items)); }
+
+inline void write_string(std::string& out, const std::string& s) {
+  static const char hex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+inline void Value::write(std::string& out) const {
+  switch (type_) {
+    case Type::Null: out += "null"; break;
+    case Type::Bool: out += b_ ? "true" : "false"; break;
+    case Type::Int: out += std::to_string(i_); break;
+    case Type::Double: {
+      if (!std::isfinite(d_)) {
+        out += "null";
+        break;
+      }
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", d_);
+      out += buf;
+      break;
+    }
+    case Type::String: write_string(out, s_); break;
+    case Type::Array:
+      out += '[';
+      for (size_t i = 0; i < arr_.size(); i++) {
+        if (i) out += ',';
+        arr_[i].write(out);
+      }
+      out += ']';
+      break;
+    case Type::Object:
+      out += '{';
+      for (size_t i = 0; i < obj_.size(); i++) {
+        if (i) out += ',';
+        write_string(out, obj_[i].key);
+        out += ':';
+        obj_[i].value.write(out);
+      }
+      out += '}';
+      break;
+  }
+}
+
+inline void Value::merge(const Value& patch) {
+  if (!patch.is_object()) {
+    *this = patch;
+    return;
+  }
+  if (!is_object()) *this = Value(std::vector<Member>{});
+  for (const Member& m : patch.obj_) {
+    size_t i = 0;
+    while (i < obj_.size() && obj_[i].key != m.key) i++;
+    if (m.value.is_null()) {
+      if (i < obj_.size()) obj_.erase(obj_.begin() + static_cast<long>(i));
+    } else if (i < obj_.size()) {
+      obj_[i].value.merge(m.value);
+    } else {
+      Value v;
+      v.merge(m.value);  // a patch's nulls inside a new member are dropped too
+      obj_.push_back(Member{m.key, std::move(v)});
+    }
+  }
+}
+
+// Options configure a Feed.
+struct Options {
+  std::string socket = "/run/queryd/feed.sock";  // [feed] socket
+  std::chrono::milliseconds ping_every{10000};   // well under [feed] stale_after (60 s)
+  std::chrono::milliseconds backoff_min{100};    // first reconnect delay, doubled up to backoff_max
+  std::chrono::milliseconds backoff_max{5000};
+  std::chrono::milliseconds timeout{5000};  // a send or a reply taking longer drops the connection
+  size_t max_queue = 64;                    // patches queued; past it the whole state is sent instead
+};
+
+// Feed sends a state to queryd from a background thread. Its methods are
+// safe to call from any thread and return at once.
+class Feed {
+ public:
+  using ErrorHandler = std::function<void(const std::string&)>;
+
+  explicit Feed(Options opts = Options()) : opts_(std::move(opts)), worker_([this] { run(); }) {}
+  ~Feed() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    close_conn();
+  }
+  Feed(const Feed&) = delete;
+  Feed& operator=(const Feed&) = delete;
+
+  // on_error sets the callback for connection errors and rejected messages.
+  void on_error(ErrorHandler h) {
+    std::lock_guard<std::mutex> l(mu_);
+    on_error_ = std::move(h);
+  }
+
+  // replace sets the whole state (queryd's "replace").
+  void replace(const Value& state) {
+    std::lock_guard<std::mutex> l(mu_);
+    doc_ = state;
+    have_doc_ = true;
+    need_replace_ = true;
+    pending_.clear();
+    cv_.notify_all();
+  }
+
+  // patch merges an RFC 7386 merge patch (queryd's "patch"): a player
+  // joins with {"players":{"7":{…}}} and leaves with {"players":{"7":null}}.
+  void patch(const Value& p) {
+    std::lock_guard<std::mutex> l(mu_);
+    doc_.merge(p);
+    have_doc_ = true;
+    if (!need_replace_) {
+      if (pending_.size() >= opts_.max_queue) {
+        pending_.clear();
+        need_replace_ = true;  // newest state wins
+      } else {
+        pending_.push_back(p.json());
+      }
+    }
+    cv_.notify_all();
+  }
+
+  // ping asks for a keep-alive now (one is also sent every ping_every).
+  void ping() {
+    std::lock_guard<std::mutex> l(mu_);
+    ping_now_ = true;
+    cv_.notify_all();
+  }
+
+  // connected reports whether the worker holds a connection now.
+  bool connected() const { return fd_.load() >= 0; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void report(const std::string& msg) {
+    ErrorHandler h;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      h = on_error_;
+    }
+    if (h) h(msg);
+  }
+
+  // next waits for the next line to send ("" when stopping).
+  std::string next() {
+    std::unique_lock<std::mutex> l(mu_);
+    for (;;) {
+      if (stop_) return "";
+      if (need_replace_ && have_doc_) {
+        need_replace_ = false;
+        pending_.clear();
+        return "{\"op\":\"replace\",\"state\":" + doc_.json() + "}";
+      }
+      if (!pending_.empty()) {
+        std::string s = "{\"op\":\"patch\",\"state\":" + pending_.front() + "}";
+        pending_.pop_front();
+        return s;
+      }
+      if (ping_now_ || Clock::now() - last_sent_ >= opts_.ping_every) {
+        ping_now_ = false;
+        return "{\"op\":\"ping\"}";
+      }
+      cv_.wait_until(l, last_sent_ + opts_.ping_every);
+    }
+  }
+
+  void run() {
+    auto backoff = opts_.backoff_min;
+    std::string line;
+    while (!stopping()) {
+      if (fd_.load() < 0) {
+        std::string err = dial();
+        if (!err.empty()) {
+          report(err);
+          sleep_for(backoff);
+          backoff = std::min(backoff * 2, opts_.backoff_max);
+          continue;
+        }
+        backoff = opts_.backoff_min;
+        std::lock_guard<std::mutex> l(mu_);
+        need_replace_ = have_doc_;  // queryd may have restarted: send the whole last state
+      }
+      if (line.empty()) line = next();
+      if (line.empty()) return;
+      std::string reply, err = round_trip(line, reply);
+      if (!err.empty()) {
+        close_conn();
+        report(err);
+        std::lock_guard<std::mutex> l(mu_);
+        need_replace_ = have_doc_;  // what was in flight may be lost
+        line.clear();
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        last_sent_ = Clock::now();
+      }
+      if (reply.compare(0, 10, "{\"ok\":true") != 0) report("queryd rejected " + line.substr(0, 200) + ": " + reply);
+      line.clear();
+    }
+  }
+
+  bool stopping() {
+    std::lock_guard<std::mutex> l(mu_);
+    return stop_;
+  }
+
+  void sleep_for(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait_for(l, d, [this] { return stop_; });
+  }
+
+  std::string dial() {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (opts_.socket.size() >= sizeof addr.sun_path) return "socket path too long: " + opts_.socket;
+    std::memcpy(addr.sun_path, opts_.socket.c_str(), opts_.socket.size() + 1);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(opts_.timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>(opts_.timeout.count() % 1000 * 1000);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      std::string e = "connect " + opts_.socket + ": " + std::strerror(errno);
+      ::close(fd);
+      return e;
+    }
+    fd_.store(fd);
+    buf_.clear();
+    return "";
+  }
+
+  void close_conn() {
+    int fd = fd_.exchange(-1);
+    if (fd >= 0) ::close(fd);
+  }
+
+  // round_trip sends one line and reads its reply line.
+  std::string round_trip(const std::string& line, std::string& reply) {
+    int fd = fd_.load();
+    std::string out = line + "\n";
+    for (size_t off = 0; off < out.size();) {
+      ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::string("send: ") + std::strerror(errno);
+      off += static_cast<size_t>(n);
+    }
+    for (;;) {
+      size_t nl = buf_.find('\n');
+      if (nl != std::string::npos) {
+        reply = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return "";
+      }
+      char tmp[4096];
+      ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) return "queryd closed the connection";
+      if (n < 0) return std::string("recv: ") + std::strerror(errno);
+      buf_.append(tmp, static_cast<size_t>(n));
+      if (buf_.size() > (1u << 20)) return "reply too long";
+    }
+  }
+
+  Options opts_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  Value doc_;
+  bool have_doc_ = false;
+  bool need_replace_ = false;
+  bool ping_now_ = false;
+  std::deque<std::string> pending_;
+  Clock::time_point last_sent_ = Clock::now();
+  ErrorHandler on_error_;
+  std::atomic<int> fd_{-1};
+  std::string buf_;  // reply bytes read past the last line (worker only)
+  std::thread worker_;  // last: started once the rest is ready
+};
+
+}  // namespace queryd
+
+#endif  // QUERYD_FEED_HPP
