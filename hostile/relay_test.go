@@ -333,7 +333,7 @@ func TestRelayPortChurnOneIP(t *testing.T) {
 // relayRSSBound is the most the daemon's RSS may grow while the relay is
 // attacked: every session open at once (max_sessions, 4,096 by default) at
 // the measured cost of about 5 KiB each (20 MiB), twice that for the Go
-// heap's headroom, plus slack (SECURITY.md). The race detector's shadow
+// heap's headroom, plus slack (README.md). The race detector's shadow
 // memory makes a session cost about 42 KiB of RSS (166 MiB for 4,096).
 func relayRSSBound() int64 {
 	if *flagRace {
