@@ -25,7 +25,7 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	Listen     []string // UDP addresses, "0.0.0.0:27015", "[::]:27015"
+	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
 	Socket     string   // SocketBatch (default on Linux) or SocketPortable
 	Workers    int      // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int      // SO_RCVBUF in bytes; 0 keeps the system default
