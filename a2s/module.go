@@ -7,12 +7,16 @@ import (
 	"github.com/queryd/queryd/module"
 )
 
+// Name is the protocol's name, written once: its config table [a2s], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "a2s"
+
 // Module is the A2S protocol module: its [a2s] section, its handler, and
 // its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "a2s" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [a2s] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }
