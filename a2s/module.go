@@ -39,11 +39,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	}, env.Issuer, env.Now), nil
 }
 
-// Services: A2S runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
-}
-
 // Probe is A2S_INFO without a challenge: a challenge or the INFO reply.
 func (Module) Probe() module.Probe {
 	return module.Probe{

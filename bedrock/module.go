@@ -45,11 +45,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	return NewHandler(s.handlerConfig(env.Listen, processGUID()), rate, s.PacketBurst), nil
 }
 
-// Services: Bedrock runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
-}
-
 // probeTime is the time of the probe's ping.
 const probeTime = 0x7175657279640001 // "queryd" 00 01
 

@@ -26,11 +26,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	return NewHandler(sec.(*Section).handlerConfig(env.Listen), env.Issuer), nil
 }
 
-// Services: GameSpy4 runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
-}
-
 // probeSession is the session id of the probe's handshake.
 var probeSession = [4]byte{0x01, 0x02, 0x03, 0x04}
 

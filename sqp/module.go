@@ -27,11 +27,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 	return NewHandler(sec.(*Section).handlerConfig(env.Listen), env.Issuer), nil
 }
 
-// Services: SQP runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
-}
-
 // Probe is the challenge request: its reply is always a challenge.
 func (Module) Probe() module.Probe {
 	return module.Probe{
