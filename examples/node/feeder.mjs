@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // A queryd feeder for a game server written in Node.js — no dependencies.
 //
 //   node feeder.mjs [SOCKET]        (or QUERYD_FEED_SOCKET=... node feeder.mjs)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A queryd feeder for a game server written in Python (standard library only).
 
     python3 feeder.py [SOCKET]        (or QUERYD_FEED_SOCKET=... python3 feeder.py)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A queryd feeder in shell: `queryd push` sends NDJSON lines from a
 # here-document and prints queryd's reply to each.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // sagl-query: ask a SAGL server about itself from a terminal (the seed's
 // command-line client), with this package's own queryServer.
 //

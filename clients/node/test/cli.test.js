@@ -62,6 +62,12 @@ after(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test("the npm package ships the repository's LICENSE (MIT)", () => {
+  assert.equal(pkg.license, "MIT");
+  const own = fs.readFileSync(path.join(here, "..", "LICENSE"), "utf8");
+  assert.equal(own, fs.readFileSync(path.join(here, "..", "..", "..", "LICENSE"), "utf8"), "clients/node/LICENSE differs from LICENSE");
+});
+
 test("package.json declares sagl-query as its bin, an executable node script", () => {
   assert.equal(pkg.bin["sagl-query"], "./bin/sagl-query.js");
   assert.ok(pkg.files.includes("bin/"), `files ${pkg.files}`);
