@@ -36,36 +36,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	c, warnings, err := config.Check(*path, configModules()...)
 	var errs config.Errors
 	if err != nil && !errors.As(err, &errs) {
-		fmt.Fprintln(stderr, err) // unreadable, a syntax error, a limit
+		fmt.Fprintln(stderr, err) // unreadable, a syntax error
 		return 1
 	}
-	for _, check := range []struct {
-		key string
-		fn  func(*config.Config) error
-	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}} {
-		if errs.Covers(check.key) {
-			continue
-		}
-		if err := check.fn(c); err != nil {
-			var e *config.Error
-			if errors.As(err, &e) {
-				errs = append(errs, e)
-			} else {
-				warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
-			}
-		}
-	}
-	if *local {
-		l := checkLocal(c, errs)
-		errs, warnings = append(errs, l.errs...), append(warnings, l.warnings...)
-		if l.note != "" {
-			fmt.Fprintln(stderr, "note:", l.note)
-		}
-	}
-	// The descriptor budget of this process (the daemon's may differ: it
-	// runs under its own LimitNOFILE).
-	if why, err := daemon.FitDescriptors(c); err == nil && why != "" && len(errs) == 0 {
-		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
+	if c != nil { // else nothing decoded (a limit, a syntax error at a key): errs say why
+		errs, warnings = checkFurther(c, errs, warnings, *local, stderr)
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
@@ -82,6 +57,41 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
 	return 0
+}
+
+// checkFurther adds to a decoded config's errors and warnings what needs
+// more than the file: names resolved ([relay] upstream, [upstream] address),
+// with local this host's checks (checkLocal), and the descriptor budget.
+func checkFurther(c *config.Config, errs config.Errors, warnings []string, local bool, stderr io.Writer) (config.Errors, []string) {
+	for _, check := range []struct {
+		key string
+		fn  func(*config.Config) error
+	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}} {
+		if errs.Covers(check.key) {
+			continue
+		}
+		if err := check.fn(c); err != nil {
+			var e *config.Error
+			if errors.As(err, &e) {
+				errs = append(errs, e)
+			} else {
+				warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
+			}
+		}
+	}
+	if local {
+		l := checkLocal(c, errs)
+		errs, warnings = append(errs, l.errs...), append(warnings, l.warnings...)
+		if l.note != "" {
+			fmt.Fprintln(stderr, "note:", l.note)
+		}
+	}
+	// The descriptor budget of this process (the daemon's may differ: it
+	// runs under its own LimitNOFILE).
+	if why, err := daemon.FitDescriptors(c); err == nil && why != "" && len(errs) == 0 {
+		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
+	}
+	return errs, warnings
 }
 
 // checkRelayName resolves a [relay] upstream given as a name, as the daemon

@@ -71,6 +71,22 @@ func TestCheckWarningsBesideErrors(t *testing.T) {
 	}
 }
 
+// TestCheckUndecodable: a config refused before it is decoded (nested too
+// deep, a syntax error at a key) gets its error and exit 1; queryd check
+// used to panic on the config it did not have.
+func TestCheckUndecodable(t *testing.T) {
+	dir := testDir(t)
+	for text, want := range map[string]string{
+		"[server]\nx = " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "\n": "nested deeper than 32 levels",
+		"[listen]\nudp = [\"127.0.0.1:1\"\n":                                        "1 error(s)",
+	} {
+		code, errOut := checkConfig(t, dir, text)
+		if code != 1 || !strings.Contains(errOut, want) || strings.Contains(errOut, "panic") {
+			t.Errorf("exit %d, stderr:\n%s\nwant 1 and %q", code, errOut, want)
+		}
+	}
+}
+
 // TestCheckLocal: queryd check refuses configs this host cannot start (it
 // said ok to each before): the socket's folder missing, another program
 // serving the socket, a UDP or admin address another process holds; it
