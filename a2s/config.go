@@ -28,7 +28,13 @@ func (s *Section) On() bool { return s.Enabled }
 
 // Check validates [a2s].
 func (s *Section) Check(_ *config.Config, errs *config.Errors) {
-	if s.AppID < 0 || s.AppID > 65535 {
+	switch {
+	case s.AppID > 65535:
+		// Steam app ids passed 65535 around 2015: most are larger now.
+		errs.Add("a2s.app_id", "want 0 to 65535, got %d: A2S_INFO's app id field holds 16 bits; "+
+			"set game_id = %d instead (the 64-bit game id, whose low 24 bits clients read as the full app id) "+
+			"and leave app_id at a value that fits", s.AppID, s.AppID)
+	case s.AppID < 0:
 		errs.Add("a2s.app_id", "want 0 to 65535, got %d", s.AppID)
 	}
 	if s.Protocol < 0 || s.Protocol > 255 {

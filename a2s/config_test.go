@@ -56,7 +56,10 @@ game_port = 27016
 
 func TestSectionErrors(t *testing.T) {
 	cases := []struct{ text, want string }{
-		{"app_id = 70000", "a2s.app_id: want 0 to 65535, got 70000"},
+		// A real Steam app id (most since ~2015 pass 65535): the error says
+		// why it does not fit and where the full id goes.
+		{"app_id = 1172470", "a2s.app_id: want 0 to 65535, got 1172470: A2S_INFO's app id field holds 16 bits; " +
+			"set game_id = 1172470 instead (the 64-bit game id, whose low 24 bits clients read as the full app id) and leave app_id at a value that fits"},
 		{"app_id = -1", "a2s.app_id: want 0 to 65535, got -1"},
 		{"protocol = 256", "a2s.protocol: want 0 to 255, got 256"},
 		{"game_port = 65536", "a2s.game_port: want 0 to 65535, got 65536"},

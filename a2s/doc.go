@@ -121,7 +121,7 @@
 //	[a2s]
 //	enabled = true
 //	app_id = 480            # A2S_INFO app id, 0-65535; 480 is Valve's public Steamworks test app ("Spacewar")
-//	game_id = 0             # EDF GameID (64-bit); 0 leaves the field out
+//	game_id = 0             # EDF GameID (64-bit); 0 leaves the field out; a Steam app id over 65535 goes here
 //	protocol = 17           # A2S_INFO protocol byte, 0-255
 //	info_challenge = true   # A2S_INFO needs a challenge, as on current Source servers
 //	compat = true           # answer the steamlogger client's "SOURCE\0" request and its 'A' retry

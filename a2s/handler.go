@@ -67,7 +67,7 @@ func NewHandler(cfg Config, issuer *challenge.Issuer, now func() time.Time) *Han
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "a2s" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p is an A2S request.
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

@@ -7,12 +7,16 @@ import (
 	"github.com/queryd/queryd/module"
 )
 
+// Name is the protocol's name, written once: its config table [a2s], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "a2s"
+
 // Module is the A2S protocol module: its [a2s] section, its handler, and
 // its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "a2s" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [a2s] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }
@@ -33,11 +37,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 		LegacyRequests: s.LegacyRequests,
 		GamePort:       port,
 	}, env.Issuer, env.Now), nil
-}
-
-// Services: A2S runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
 }
 
 // Probe is A2S_INFO without a challenge: a challenge or the INFO reply.

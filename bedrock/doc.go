@@ -75,7 +75,7 @@
 // (18.3×) with every string at its cap, 4,096 players and 65,535 slots;
 // the config's own fields at their widest add 18 more (MaxPong, 623 bytes,
 // 18.9×).
-// SECURITY.md ("Amplification by state") measures it at three states.
+// hostile/README.md ("Amplification by state") measures it at three states.
 //
 // # No challenge, so limits
 //

@@ -34,7 +34,7 @@ func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "bedrock" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p has the shape of an unconnected ping.
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

@@ -11,12 +11,16 @@ import (
 	"github.com/queryd/queryd/wire"
 )
 
+// Name is the protocol's name, written once: its config table [bedrock], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "bedrock"
+
 // Module is the Minecraft Bedrock status module: its [bedrock] section, its
 // handler, and its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "bedrock" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [bedrock] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }
@@ -39,11 +43,6 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 		rate = -1 // [bedrock] packet_rate = 0 turns the limit off
 	}
 	return NewHandler(s.handlerConfig(env.Listen, processGUID()), rate, s.PacketBurst), nil
-}
-
-// Services: Bedrock runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
 }
 
 // probeTime is the time of the probe's ping.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/run.sh — queryd against the fixed-reply server on the same socket
 # layer (and the naive net.UDPConn baseline), A B C A B C ..., on loopback.
 # See bench/README.md. Settings (environment):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench/xdp.sh — queryd's socket path against its XDP fast path and a bare
 # XDP_TX echo, same generator, same veth pair, A B C alternation (see
 # bench/README.md, "XDP").

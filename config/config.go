@@ -24,6 +24,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/nearest"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 )
@@ -160,6 +161,35 @@ func Load(path string, mods ...Module) (*Config, error) {
 	return c, nil
 }
 
+// Check reads and parses a config file as Load does, and returns besides
+// every error the warnings of what did decode, so that `queryd check` shows
+// both in one run (a warning about a key that has an error is left out).
+// The config is nil when the file could not be read or decoded at all; with
+// errors it is the decoded part, for warnings only.
+func Check(path string, mods ...Module) (*Config, []string, error) {
+	b, err := readLimited(path, MaxFileSize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := parse(b, mods...)
+	if c == nil {
+		return nil, nil, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	var errs Errors
+	errors.As(err, &errs)
+	var warnings []string
+	for _, w := range c.Warnings() {
+		key, _, _ := strings.Cut(w, ": ")
+		if !errs.Covers(key) {
+			warnings = append(warnings, w)
+		}
+	}
+	if err != nil {
+		return c, warnings, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	return c, warnings, nil
+}
+
 // readLimited reads a file of at most max bytes, and no more than max+1
 // bytes of a larger one.
 func readLimited(path string, max int64) ([]byte, error) {
@@ -184,6 +214,17 @@ func readLimited(path string, max int64) ([]byte, error) {
 // MaxFileSize, nested deeper than MaxDepth or with more than MaxKeyParts is
 // refused before it is decoded.
 func Parse(data []byte, mods ...Module) (*Config, error) {
+	c, err := parse(data, mods...)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parse is Parse, but with errors it returns the config as far as it
+// decoded (values in error left at their defaults) beside them; the config
+// is nil when the text could not be decoded at all.
+func parse(data []byte, mods ...Module) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("config of %d bytes: larger than %d bytes (1 MiB), the most a config may have", len(data), MaxFileSize)
 	}
@@ -211,7 +252,7 @@ func Parse(data []byte, mods ...Module) (*Config, error) {
 	errs = dropShadowed(errs, decodeErrs)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
-		return nil, errs
+		return &c, errs
 	}
 	return &c, nil
 }
@@ -252,6 +293,16 @@ func (c *Config) tables() map[string]any {
 	}
 }
 
+// tableNames are the names of the tables a config may have, sorted.
+func (c *Config) tableNames() []string {
+	names := append(sortedNames(c.tables()), "server")
+	for _, s := range c.Modules {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // decode lays each table of the file over the defaults, key by key.
 func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *Errors) {
 	core := c.tables()
@@ -264,7 +315,7 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 		case c.Section(name) != nil:
 			decodeTable(md, raw[name], name, c.Section(name), errs)
 		default:
-			errs.Add(keyPart(name), "unknown table")
+			errs.Add(keyPart(name), "unknown table%s", nearest.Hint(name, c.tableNames()))
 		}
 	}
 	for _, k := range md.Undecoded() {
@@ -332,7 +383,9 @@ func (c *Config) validateServer(errs *Errors) {
 func (c *Config) Warnings() []string {
 	var w []string
 	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() {
-		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: /metrics is reachable from the network", c.Admin.Listen))
+		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: the status page (player names, "+
+			"client addresses), /status.json and /metrics are reachable from the network without authentication; "+
+			"keep it on 127.0.0.1 and reach it through an SSH tunnel (docs/status.md)", c.Admin.Listen))
 	}
 	for _, s := range c.Modules {
 		if wr, ok := s.Section.(Warner); ok {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -215,8 +217,13 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "admin.listen: 0.0.0.0:9273 is not a loopback address") {
-		t.Fatalf("warnings: %s", w)
+	// The warning names what leaks: the status page's player names and
+	// client addresses, not only /metrics.
+	w := strings.Join(c.Warnings(), "\n")
+	for _, want := range []string{"admin.listen: 0.0.0.0:9273 is not a loopback address", "status page (player names, client addresses)", "/metrics"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q: %s", want, w)
+		}
 	}
 	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n"} {
 		c, err := Parse([]byte(quiet))
@@ -257,5 +264,37 @@ func TestDecodeReason(t *testing.T) {
 	}
 	if got := decodeReason(errors.New(`toml: line 2 (last key "a"): incompatible types: TOML value has type int64; destination has type string`), false); got != "want a string, got an integer" {
 		t.Errorf("without lines: %s", got)
+	}
+}
+
+// TestCheckWarningsWithErrors: Check returns the warnings of a config that
+// also has errors (Load returned the errors alone: warnings showed only once
+// every error was fixed), leaving out a warning about a key in error.
+func TestCheckWarningsWithErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.toml")
+	// upstream.interval draws a warning (under 1 s) and an error (with the
+	// timeout, not under stale_after): only the error is shown.
+	text := "[admin]\nlisten = \"0.0.0.0:9273\"\n[listen]\nworkers = -1\n[feed]\nstale_after = \"1s\"\n" +
+		"[upstream]\nprotocol = \"a2s\"\naddress = \"127.0.0.1:1\"\ninterval = \"500ms\"\ntimeout = \"1s\"\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, warnings, err := Check(path)
+	var errs Errors
+	if c == nil || !errors.As(err, &errs) {
+		t.Fatalf("Check: %v, %v", c, err)
+	}
+	if got := errs.Error(); !strings.Contains(got, "listen.workers") || !strings.Contains(got, "upstream.interval: interval (500ms) plus timeout") {
+		t.Errorf("errors: %s", got)
+	}
+	w := strings.Join(warnings, "\n")
+	if !strings.Contains(w, "admin.listen: 0.0.0.0:9273 is not a loopback address") || strings.Contains(w, "upstream.interval") {
+		t.Errorf("warnings: want admin.listen's, not upstream.interval's (in error):\n%s", w)
+	}
+	if _, err := Load(path); err == nil {
+		t.Error("Load accepts what Check refuses")
+	}
+	if c, w, err := Check(filepath.Join(t.TempDir(), "missing.toml")); c != nil || w != nil || err == nil {
+		t.Errorf("Check of a missing file: %v %v %v", c, w, err)
 	}
 }

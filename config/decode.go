@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/queryd/queryd/internal/nearest"
 )
 
 // keyDecoder is a field type that decodes its own raw TOML value and
@@ -52,7 +54,7 @@ func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any,
 		key := table + "." + keyPart(k)
 		f, ok := fields[k]
 		if !ok {
-			errs.Add(key, "unknown key")
+			errs.Add(key, "unknown key%s", nearest.Hint(k, sortedNames(fields)))
 			continue
 		}
 		decodeKey(md, keys[k], key, f, errs, lines)

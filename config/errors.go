@@ -28,3 +28,16 @@ func (es Errors) Error() string {
 func (es *Errors) Add(key, format string, args ...any) {
 	*es = append(*es, &Error{Key: key, Reason: fmt.Sprintf(format, args...)})
 }
+
+// Covers reports whether one of the errors is at key, under it or above it
+// ("listen.udp[0]" covers "listen.udp" and "listen.udp[0].x"): a finding
+// about that key would only repeat the error.
+func (es Errors) Covers(key string) bool {
+	under := func(k, t string) bool { return strings.HasPrefix(k, t+".") || strings.HasPrefix(k, t+"[") }
+	for _, e := range es {
+		if e.Key == key || under(e.Key, key) || under(key, e.Key) {
+			return true
+		}
+	}
+	return false
+}

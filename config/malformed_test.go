@@ -14,14 +14,14 @@ func TestEveryErrorInOneRun(t *testing.T) {
 		{"a type error and an unknown field in [server]",
 			"[server]\nnmae = \"x\"\nmax_players = \"lots\"\n",
 			"server.max_players: want an integer, got a string\n" +
-				"server.nmae: unknown field"},
+				"server.nmae: unknown field (did you mean name?)"},
 		{"type errors in several tables",
 			"[a2s]\napp_id = \"x\"\nfoo = 1\n[listen]\nworkers = \"two\"\n[server]\nnmae = \"x\"\nmax_players = \"lots\"\n",
 			"a2s.app_id: want an integer, got a string (line 2)\n" +
 				"a2s.foo: unknown key\n" +
 				"listen.workers: want an integer, got a string (line 5)\n" +
 				"server.max_players: want an integer, got a string\n" +
-				"server.nmae: unknown field"},
+				"server.nmae: unknown field (did you mean name?)"},
 		{"a type error beside bad values in one table",
 			"[gamespy4]\nhostport = \"x\"\nmax_packet = 1\ngame_id = 7\nplugins = \"a\\u0000b\"\n",
 			"gamespy4.game_id: want a string, got an integer (line 4)\n" +
@@ -62,7 +62,7 @@ func TestUnknownKeys(t *testing.T) {
 		"[quake3]\ninfo = {k = \"v\"}\nx = 1\n": "quake3.x: unknown key",
 		"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = \"m:1\"\nheartbeat = \"A\"\nfoo = 1\n":     "quake3.masters[0].foo: unknown key",
 		"[relay]\nupstream = \"x:1\"\n[quake3]\nmasters = [{address = \"m:1\", heartbeat = \"A\", foo = 1}]\n": "quake3.masters[0].foo: unknown key",
-		"[quaek3]\nenabled = true\n": "quaek3: unknown table",
+		"[quaek3]\nenabled = true\n": "quaek3: unknown table (did you mean quake3?)",
 		"nosuch = 1\n":               "nosuch: unknown table",
 	} {
 		if _, err := parse(text); err == nil || err.Error() != want {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queryd/queryd/daemon/status"
 )
 
 func TestBuildInfoFrom(t *testing.T) {
@@ -59,5 +61,37 @@ func TestBuildInfoMetric(t *testing.T) {
 	}
 	if len(labels) != 3 || m.GetGauge().GetValue() != 1 {
 		t.Errorf("labels %v, value %v; want 3 labels and 1", labels, m.GetGauge().GetValue())
+	}
+}
+
+// TestStatusBuild: the status page's build follows ReadBuildInfo's rules,
+// so a release's -X main.commit shows there as in `queryd version` and
+// queryd_build_info (status.ReadBuild read only what Go stamped: the page
+// missed the commit, and showed "dev" where `queryd version` gave v1.2.3).
+func TestStatusBuild(t *testing.T) {
+	stamped := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-11-30T10:00:00Z"},
+	}}
+	tagged := &debug.BuildInfo{GoVersion: "go1.26.1", Main: debug.Module{Version: "v1.2.3"}}
+	for _, c := range []struct {
+		name            string
+		version, commit string
+		bi              *debug.BuildInfo
+		want            status.Build
+	}{
+		{"release (link flags)", "v2.0.0", "fedcba9", tagged, status.Build{Version: "v2.0.0", Go: "go1.26.1", Module: "v1.2.3", Revision: "fedcba9"}},
+		{"go install @v1.2.3", "dev", "", tagged, status.Build{Version: "v1.2.3", Go: "go1.26.1", Module: "v1.2.3"}},
+		{"go build in a modified clone", "dev", "", stamped,
+			status.Build{Version: "dev", Go: "go1.26.1", Module: "(devel)", Revision: "0123456789abcdef", Time: "2026-11-30T10:00:00Z", Modified: true}},
+		{"link-time commit over a stamped one", "v2.0.0", "fedcba9", stamped, status.Build{Version: "v2.0.0", Go: "go1.26.1", Module: "(devel)", Revision: "fedcba9"}},
+		{"no build info", "", "", nil, status.Build{Version: "dev", Go: runtime.Version()}},
+	} {
+		if got := statusBuild(c.version, c.commit, c.bi); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+		b := buildInfoFrom(c.version, c.commit, c.bi)
+		if got := statusBuild(c.version, c.commit, c.bi); got.Version != b.Version || got.Go != b.GoVersion {
+			t.Errorf("%s: the page says %s %s, queryd version %s %s", c.name, got.Version, got.Go, b.Version, b.GoVersion)
+		}
 	}
 }

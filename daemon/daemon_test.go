@@ -257,8 +257,8 @@ func TestServicesOfDisabledModule(t *testing.T) {
 	d := daemontest.StartFile(t, mods(m), daemontest.WriteConfig(t, dir,
 		"[echo]\nenabled = false\nservice = true\n[relay]\nupstream = \""+up.LocalAddr().String()+"\"\n"))
 	env := envOf(t, m)
-	if want := up.LocalAddr().(*net.UDPAddr).AddrPort(); !env.Relay || env.RelayUpstream != want {
-		t.Errorf("Env.Relay %v, RelayUpstream %s; want true, %s", env.Relay, env.RelayUpstream, want)
+	if want := up.LocalAddr().(*net.UDPAddr).AddrPort(); env.RelayUpstream != want {
+		t.Errorf("Env.RelayUpstream %s; want %s", env.RelayUpstream, want)
 	}
 	if p := d.Protocols(); len(p) != 0 {
 		t.Errorf("protocols %v with [echo] off", p)
@@ -269,12 +269,32 @@ func TestServicesOfDisabledModule(t *testing.T) {
 	}
 }
 
+// TestModuleWithoutServices: a module that is not a daemon.Servicer (A2S,
+// GameSpy4, SQP, Bedrock: their Services returned nil, nil) is served, and
+// asked for no services.
+func TestModuleWithoutServices(t *testing.T) {
+	m := echoModule{envs: make(chan module.Env, 1)}
+	plain := struct{ daemon.Module }{m} // Build and the section, no Services
+	if _, ok := any(plain).(daemon.Servicer); ok {
+		t.Fatal("the wrapper still has Services")
+	}
+	d := daemontest.Start(t, []daemon.Module{plain}, "")
+	if got := ask(t, d, 2*time.Second); got != "name=config name" {
+		t.Fatalf("answer %q", got)
+	}
+	select {
+	case <-m.envs:
+		t.Fatal("the daemon asked a module without Services for its services")
+	default:
+	}
+}
+
 // Without relay mode Env.RelayUpstream is the zero address.
 func TestEnvWithoutRelay(t *testing.T) {
 	m := echoModule{envs: make(chan module.Env, 1)}
 	daemontest.Start(t, mods(m), "")
-	if env := envOf(t, m); env.Relay || env.RelayUpstream.IsValid() {
-		t.Errorf("Env.Relay %v, RelayUpstream %s without [relay]", env.Relay, env.RelayUpstream)
+	if env := envOf(t, m); env.RelayUpstream.IsValid() {
+		t.Errorf("Env.RelayUpstream %s without [relay]", env.RelayUpstream)
 	}
 }
 

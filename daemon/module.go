@@ -6,18 +6,23 @@ import (
 )
 
 // Module is a protocol module as the daemon uses it: its config section
-// (config.Module), the handler it builds from that section, and the
-// services it runs beside the responder. Build runs at start and again on
-// every reload (it must not register metrics); Services runs once, at
-// start, for every module, enabled or not.
+// (config.Module) and the handler it builds from that section. Build runs
+// at start and again on every reload (it must not register metrics). A
+// module that runs services beside the responder is also a Servicer.
 type Module interface {
 	config.Module
 	// Build makes the module's handler for its enabled section.
 	Build(sec config.Section, env module.Env) (module.Protocol, error)
-	// Services makes the parts the module runs beside the responder (nil:
-	// none). It is called for a disabled section too: a module returns
-	// none then, unless a service of its own must run without its handler
-	// (Quake 3's master heartbeats in relay mode). current returns the
-	// module's live handler, which a reload may replace or turn off (nil).
+}
+
+// Servicer is the optional capability of a module that runs services
+// beside the responder (SAGL's HTTP listener, Quake 3's master
+// heartbeats), found by type assertion as config's Warner and Restarter
+// are. Services runs once, at start, for every such module, enabled or not:
+// a module returns none for a disabled section, unless a service of its
+// own must run without its handler (Quake 3's heartbeats in relay mode).
+// current returns the module's live handler, which a reload may replace or
+// turn off (nil).
+type Servicer interface {
 	Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error)
 }

@@ -10,7 +10,8 @@ import (
 
 // part is one long-running piece of the daemon (module.Service has the
 // same shape): made ready to serve, then Serve runs it until ctx is done
-// (nil) or it fails for good (the error).
+// (nil, or what went wrong while stopping, which the supervisor logs) or it
+// fails for good (the error).
 type part interface {
 	Name() string
 	Serve(ctx context.Context) error
@@ -36,11 +37,9 @@ func (p funcPart) Serve(ctx context.Context) error {
 		}
 		return err
 	case <-ctx.Done():
-		if err := p.stop(); err != nil {
-			slog.Warn("stopping", "part", p.name, "err", err)
-		}
+		err := p.stop()
 		<-done
-		return nil
+		return err
 	}
 }
 
@@ -60,15 +59,13 @@ func (p bgPart) Serve(ctx context.Context) error {
 		p.start()
 	}
 	<-ctx.Done()
-	if err := p.stop(); err != nil {
-		slog.Warn("stopping", "part", p.name, "err", err)
-	}
-	return nil
+	return p.stop()
 }
 
 // supervisor runs parts until its context ends or one fails; it stops them
 // in reverse start order, each after the ones started after it have
 // returned (heartbeats send their flatline before the UDP socket closes).
+// An error a part returns once stopped is logged to log, the daemon's.
 type supervisor struct {
 	log   *slog.Logger
 	parts []runningPart
@@ -93,11 +90,16 @@ func (s *supervisor) start(p part) {
 	s.parts = append(s.parts, rp)
 	go func() {
 		defer close(rp.done)
-		if err := p.Serve(ctx); err != nil && ctx.Err() == nil {
+		err := p.Serve(ctx)
+		switch {
+		case err == nil:
+		case ctx.Err() == nil:
 			select {
 			case s.fail <- fmt.Errorf("%s: %w", p.Name(), err):
 			default: // the first failure is the reason
 			}
+		default:
+			s.log.Warn("stopping", "part", p.Name(), "err", err)
 		}
 	}()
 }

@@ -72,3 +72,37 @@ func TestFuncPartEndingAloneIsFailure(t *testing.T) {
 		t.Fatal("a part that ended by itself reported no error")
 	}
 }
+
+// TestStopErrorLogged: what goes wrong while a part stops is logged through
+// the daemon's logger (so with [log] format = "json", as JSON); it went to
+// the global slog logger, as a text line, before.
+func TestStopErrorLogged(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil))
+	s := newSupervisor(log)
+	block := make(chan struct{})
+	s.start(funcPart{name: "fp", serve: func() error { <-block; return nil }, stop: func() error { close(block); return errors.New("close failed") }})
+	s.start(bgPart{name: "bg", stop: func() error { return errors.New("bg close failed") }})
+	s.stop()
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	for _, want := range []string{`"msg":"stopping","part":"fp","err":"close failed"`, `"msg":"stopping","part":"bg","err":"bg close failed"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the daemon's JSON log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

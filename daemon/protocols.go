@@ -19,7 +19,6 @@ func (d *Daemon) env(c *config.Config, name string) module.Env {
 		Registry:  d.reg,
 		Listen:    c.Listen.UDP,
 		Base:      c.ServerDoc,
-		Relay:     c.Relay.Upstream != "",
 		Subscribe: d.store.Subscribe,
 		Stale:     d.silence.silent,
 	}
@@ -103,8 +102,8 @@ func (d *Daemon) current(name string) func() module.Protocol {
 	}
 }
 
-// newServices makes the modules' services (once, at start). Every module
-// is asked, enabled or not: a module may run a service while its handler is
+// newServices makes the modules' services (once, at start). Every
+// Servicer is asked, enabled or not: a module may run a service while its handler is
 // off (Quake 3's heartbeats in relay mode), and decides so itself.
 func (d *Daemon) newServices() ([]part, error) {
 	var out []part
@@ -113,7 +112,11 @@ func (d *Daemon) newServices() ([]part, error) {
 		if sec == nil {
 			continue
 		}
-		svcs, err := m.Services(sec, d.env(d.cfg, m.Name()), d.current(m.Name()))
+		sm, ok := m.(Servicer)
+		if !ok {
+			continue
+		}
+		svcs, err := sm.Services(sec, d.env(d.cfg, m.Name()), d.current(m.Name()))
 		for _, s := range svcs {
 			out = append(out, s)
 		}

@@ -6,10 +6,10 @@ import (
 
 // Reload reads the config file again. A config that fails to load (or
 // whose [server] does not fit the fed state) is logged and the running one
-// kept. [server], [limits] and the protocol sections take effect; [listen],
-// [feed], [admin], [relay], [log] and the modules' restart keys need a restart
-// (the log says which). The HTTP feed's token file is read again, whatever
-// the config.
+// kept. [server], [limits] and the protocol sections take effect; what
+// config.RestartKeys names — [listen], [feed], [admin], [relay], [upstream],
+// [log], [xdp] and the modules' restart keys — needs a restart (the log says
+// which). The HTTP feed's token file is read again, whatever the config.
 func (d *Daemon) Reload() {
 	d.mu.Lock()
 	defer d.mu.Unlock()

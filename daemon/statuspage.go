@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/queryd/queryd/daemon/status"
@@ -23,7 +25,7 @@ func (d *Daemon) newStatus() *status.Sampler {
 		Gatherer:     d.reg,
 		UnprovenUse:  d.udp.UnprovenUse,
 		DrainSources: d.udp.DrainSources,
-		Build:        status.ReadBuild(d.opts.Version),
+		Build:        readStatusBuild(d.opts.Version, d.opts.Commit),
 	}
 	if d.upstream != nil {
 		src.Upstream = d.upstream.Status
@@ -45,6 +47,36 @@ func (s Silence) page() status.Silence {
 		p.Reasons = append(p.Reasons, string(s.Upstream))
 	}
 	return p
+}
+
+// readStatusBuild is the running binary's status.Build (see statusBuild).
+func readStatusBuild(version, commit string) status.Build {
+	bi, _ := debug.ReadBuildInfo()
+	return statusBuild(version, commit, bi)
+}
+
+// statusBuild is the status page's Build by ReadBuildInfo's rules, so that
+// the page shows the version and commit `queryd version` prints and
+// queryd_build_info exports (-X main.commit included), with the module
+// version and the commit time Go recorded.
+func statusBuild(version, commit string, bi *debug.BuildInfo) status.Build {
+	b := buildInfoFrom(version, commit, bi)
+	rev, dirty := strings.CutSuffix(b.Commit, "-dirty")
+	if rev == "unknown" {
+		rev = ""
+	}
+	out := status.Build{Version: b.Version, Go: b.GoVersion, Revision: rev, Modified: dirty}
+	if bi == nil {
+		return out
+	}
+	out.Module = bi.Main.Version
+	stamped, _ := strings.CutSuffix(vcsRevision(bi.Settings), "-dirty")
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.time" && stamped == rev { // the time of this commit, not of another
+			out.Time = s.Value
+		}
+	}
+	return out
 }
 
 var _ part = (*status.Sampler)(nil)

@@ -40,7 +40,7 @@ func (d *Daemon) newUDP() (part, error) {
 	}
 	c := d.cfg
 	rc := responder.Config{
-		Listen:     addrStrings(c.Listen.UDP),
+		Listen:     c.Listen.UDP,
 		Socket:     string(c.Listen.Socket),
 		Workers:    c.Listen.Workers,
 		RecvBuffer: int(c.Listen.RecvBuffer),
@@ -63,14 +63,6 @@ func (d *Daemon) newUDP() (part, error) {
 		return nil, err
 	}
 	return bgPart{name: "udp", start: d.udp.Start, stop: d.udp.Close}, nil
-}
-
-func addrStrings(aps config.AddrPorts) []string {
-	out := make([]string, len(aps))
-	for i, ap := range aps {
-		out[i] = ap.String()
-	}
-	return out
 }
 
 func limitsOf(c *config.Config) responder.Limits {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deploy/check.sh — the integration kit's checks, run by .ci/run after its
 # smoke test (UDP port 27015 must be free), from the repository root:
 #   - builds queryd as deploy/docker/Dockerfile does (CGO_ENABLED=0, static);

@@ -113,20 +113,42 @@ func withDefaults(cfg Config) Config {
 	return cfg
 }
 
-func clearSocketPath(path string) error {
+// ErrServed is CheckSocketPath's error when a server answers on the path.
+var ErrServed = errors.New("another process is serving it (is queryd already running?)")
+
+// CheckSocketPath says whether New could listen at path now, changing
+// nothing: nil when nothing is there or only a stale socket (no server
+// answers on it), which New replaces; an error when another kind of file is
+// in the way, or ErrServed (wrapped) when a server answers on it.
+func CheckSocketPath(path string) error {
+	_, err := checkSocketPath(path)
+	return err
+}
+
+// checkSocketPath is CheckSocketPath; stale reports a socket file New must
+// remove first.
+func checkSocketPath(path string) (stale bool, err error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("feed socket %s: %w", path, err)
+		return false, fmt.Errorf("feed socket %s: %w", path, err)
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
-		return fmt.Errorf("feed socket %s: a %s is in the way; not removing it (choose another [feed] socket path or remove it yourself)", path, kindOf(fi))
+		return false, fmt.Errorf("feed socket %s: a %s is in the way; not removing it (choose another [feed] socket path or remove it yourself)", path, kindOf(fi))
 	}
 	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
 		c.Close()
-		return fmt.Errorf("feed socket %s: another process is serving it (is queryd already running?)", path)
+		return false, fmt.Errorf("feed socket %s: %w", path, ErrServed)
+	}
+	return true, nil
+}
+
+func clearSocketPath(path string) error {
+	stale, err := checkSocketPath(path)
+	if err != nil || !stale {
+		return err
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("feed socket %s: removing the stale socket: %w", path, err)

@@ -60,7 +60,7 @@ func NewHandler(cfg Config, issuer *challenge.Issuer) *Handler {
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "gamespy4" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p is a GameSpy4 request (starts with FE FD).
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

@@ -7,12 +7,16 @@ import (
 	"github.com/queryd/queryd/module"
 )
 
+// Name is the protocol's name, written once: its config table [gamespy4], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "gamespy4"
+
 // Module is the GameSpy4 / Minecraft Query protocol module: its [gamespy4]
 // section, its handler, and its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "gamespy4" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [gamespy4] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }
@@ -20,11 +24,6 @@ func (Module) NewSection() config.Section { return NewSection() }
 // Build makes the handler for [gamespy4].
 func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
 	return NewHandler(sec.(*Section).handlerConfig(env.Listen), env.Issuer), nil
-}
-
-// Services: GameSpy4 runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
 }
 
 // probeSession is the session id of the probe's handshake.

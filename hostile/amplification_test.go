@@ -18,9 +18,9 @@ type ampPlayer struct {
 }
 
 // ampState is a server state the amplification of every request is
-// measured at: the columns of SECURITY.md's table.
+// measured at: the columns of README.md's table.
 type ampState struct {
-	label                       string // the column's heading in SECURITY.md
+	label                       string // the column's heading in README.md
 	name, mapName, folder, game string
 	version, keywords, tvName   string // tvName: sourcetv with this name when set
 	gamemode                    string // "" leaves it out
@@ -40,7 +40,7 @@ func emoji(n, first int) string {
 	return b.String()
 }
 
-// ampStates are the three states of SECURITY.md's table: the hostile suite's
+// ampStates are the three states of README.md's table: the hostile suite's
 // own (2 players), a busy server (64 players, 150 rules) and one that fills
 // every reply an unproven source can draw to its cap (every string at its
 // limit in four-byte characters, 200 players, a g_gametype and 16 rules of
@@ -107,7 +107,7 @@ func (s ampState) doc() map[string]any {
 	return d
 }
 
-// The reply sizes as SECURITY.md gives them, computed from the state.
+// The reply sizes as README.md gives them, computed from the state.
 
 // a2sInfoSize is A2S_INFO: 23 bytes, the five strings (each cut to its cap)
 // with their NULs counted in the 23, then the optional EDF fields.
@@ -200,7 +200,7 @@ func q3StatusSize(s ampState, extras [][2]string) int {
 	return n
 }
 
-// ampRequest is one request type measured: the cells of its SECURITY.md row.
+// ampRequest is one request type measured: the cells of its README.md row.
 type ampRequest struct {
 	proto, label string // the row's first two cells
 	req          []byte
@@ -292,7 +292,7 @@ func ampConfigs() []struct {
 	}
 }
 
-// ampCell formats a measured reply as SECURITY.md's table gives it:
+// ampCell formats a measured reply as README.md's table gives it:
 // "4,794 B (369×)", or "nothing".
 func ampCell(reply, req int) string {
 	if reply == 0 {
@@ -326,11 +326,11 @@ func thousands(n int) string {
 // protocol from a source that never proved its address, at three states (2
 // players; 64 players and 150 rules; everything at its limit) and three
 // configs, with budgets far above the traffic. Each reply must have the
-// size SECURITY.md's formula gives, and SECURITY.md's table ("Amplification
+// size README.md's formula gives, and README.md's table ("Amplification
 // by state") must show it: one row per protocol and request, one column per
 // state, "bytes B (factor×)".
 func TestAmplification(t *testing.T) {
-	security, err := os.ReadFile("../SECURITY.md")
+	measured, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,11 +385,11 @@ func TestAmplification(t *testing.T) {
 	}
 	t.Logf("amplification by state:\n%s", table.String())
 
-	// SECURITY.md's section "Amplification by state": a row starting with
+	// README.md's section "Amplification by state": a row starting with
 	// the same two cells, the states' cells (after the formula's) as measured.
-	section, ok := strings.CutPrefix(string(security)[strings.Index(string(security), "\n### Amplification by state\n")+1:], "### Amplification by state\n")
+	section, ok := strings.CutPrefix(string(measured)[strings.Index(string(measured), "\n### Amplification by state\n")+1:], "### Amplification by state\n")
 	if !ok {
-		t.Fatal("SECURITY.md has no section \"### Amplification by state\"")
+		t.Fatal("README.md has no section \"### Amplification by state\"")
 	}
 	if end := strings.Index(section, "\n### "); end >= 0 {
 		section = section[:end]
@@ -405,18 +405,18 @@ func TestAmplification(t *testing.T) {
 			}
 		}
 		if row == "" {
-			t.Errorf("SECURITY.md has no amplification row %q", prefix)
+			t.Errorf("README.md has no amplification row %q", prefix)
 			continue
 		}
 		parts := strings.Split(strings.Trim(row, "| "), " | ")
 		if len(parts) < 2+len(states) {
-			t.Errorf("SECURITY.md row %q: want a formula and %d states", row, len(states))
+			t.Errorf("README.md row %q: want a formula and %d states", row, len(states))
 			continue
 		}
 		got := parts[len(parts)-len(states):]
 		for i, want := range cells[k] {
 			if strings.TrimSpace(got[i]) != want {
-				t.Errorf("SECURITY.md %s %s at %s: %q; measured %q", k.proto, k.label, states[i].label, strings.TrimSpace(got[i]), want)
+				t.Errorf("README.md %s %s at %s: %q; measured %q", k.proto, k.label, states[i].label, strings.TrimSpace(got[i]), want)
 			}
 		}
 	}

@@ -15,5 +15,6 @@
 //
 //	go test ./hostile/ -run Flood -v -hostile.full
 //
-// The figures it measures are published in SECURITY.md.
+// The figures it measures are in README.md beside these tests;
+// SECURITY.md at the root has the policy and the limits they test.
 package hostile

@@ -134,7 +134,7 @@ func TestFlood(t *testing.T) {
 // budget cache and the Quake 3 and Bedrock packet-rate caches each hold at
 // most tracked_ips (65,536) sources at roughly 250 bytes each: about 48 MiB
 // live, up to twice that with the Go heap's GC headroom, plus slack.
-// Measured (SECURITY.md): 18.5 MiB growth for 50,000 sources, 88–94 MiB for
+// Measured (README.md): 18.5 MiB growth for 50,000 sources, 88–94 MiB for
 // 100,000 (the caches full). The race detector's shadow memory multiplies
 // heap growth by four to six, hence its own bound.
 func rssBound() int64 {

@@ -334,7 +334,7 @@ func TestRelayPortChurnOneIP(t *testing.T) {
 // relayRSSBound is the most the daemon's RSS may grow while the relay is
 // attacked: every session open at once (max_sessions, 4,096 by default) at
 // the measured cost of about 5 KiB each (20 MiB), twice that for the Go
-// heap's headroom, plus slack (SECURITY.md). The race detector's shadow
+// heap's headroom, plus slack (README.md). The race detector's shadow
 // memory makes a session cost about 42 KiB of RSS when sessions only open,
 // and about 75 KiB when they also churn (TestRelaySessionFlood: 223 MiB
 // with 3,072 open and 1,929 evicted; TestRelaySpoofedFlood65536: 221 MiB

@@ -29,9 +29,6 @@ type Env struct {
 	// Base is [server]: the config's base state document (the operator's,
 	// where the feed's changes are not).
 	Base map[string]any
-	// Relay says relay mode is on ([relay] upstream is set): queryd owns the
-	// game port and forwards what no protocol claims.
-	Relay bool
 	// RelayUpstream is the game server relay mode forwards to, resolved at
 	// start (the zero AddrPort when relay mode is off): a service that must
 	// know whether the game server is up (Quake 3's heartbeats while queryd

@@ -90,7 +90,7 @@
 // per IPv4 address or IPv6 /64. packet_rate = 0 turns it off. Requests over
 // the rate count as rate_limited. Quake 3's replies are the largest an
 // unproven source can draw: up to 16,245 bytes (1,250 times a 13-byte
-// getstatus) with a full state; SECURITY.md ("Amplification by state") gives
+// getstatus) with a full state; hostile/README.md ("Amplification by state") gives
 // every protocol's reply as a function of the state.
 //
 // # Master servers

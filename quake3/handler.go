@@ -36,7 +36,7 @@ func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "quake3" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p is a getinfo or getstatus request.
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

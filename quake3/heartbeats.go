@@ -16,6 +16,14 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
+// The names of the heartbeat metrics, for the packages that read them (the
+// status page's heartbeat card); docs/metrics.md describes each.
+const (
+	MetricHeartbeats      = "queryd_quake3_heartbeats_total" // {kind: heartbeat, flatline}
+	MetricHeartbeatErrors = "queryd_quake3_heartbeat_errors_total"
+	MetricMasterGetinfo   = "queryd_quake3_master_getinfo_total"
+)
+
 // heartbeats announces the server to the [[quake3.masters]] from the public
 // UDP socket (so each master's getinfo comes back to queryd): at start, every
 // HeartbeatInterval, and at once when the server becomes empty, non-empty,
@@ -58,15 +66,15 @@ func newHeartbeats(masters []Master, env module.Env, current func() module.Proto
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
 		watch: &masterWatch{answered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "queryd_quake3_master_getinfo_total",
+			Name: MetricMasterGetinfo,
 			Help: "getinfo requests with a challenge from a master's address that queryd answered.",
 		})},
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queryd_quake3_heartbeats_total",
+			Name: MetricHeartbeats,
 			Help: "Heartbeat datagrams sent to masters, by kind (heartbeat, flatline).",
 		}, []string{"kind"}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "queryd_quake3_heartbeat_errors_total",
+			Name: MetricHeartbeatErrors,
 			Help: "Heartbeats not sent: the master's name did not resolve or the socket refused.",
 		}),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -12,13 +12,17 @@ import (
 	"github.com/queryd/queryd/wire"
 )
 
+// Name is the protocol's name, written once: its config table [quake3], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "quake3"
+
 // Module is the Quake 3 / Enemy Territory protocol module: its [quake3]
 // section, its handler, the master heartbeats, and its client for
 // `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "quake3" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [quake3] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }

@@ -258,7 +258,7 @@ func BenchmarkRelayForward(b *testing.B) {
 
 // sessionCostBound is the most a session may cost in Go memory (heap
 // and goroutine stack), beside its socket in the kernel. Measured: see
-// TestRelaySessionCost's log and SECURITY.md.
+// TestRelaySessionCost's log and hostile/README.md.
 const sessionCostBound = 8 << 10
 
 // TestRelaySessionCost opens sessions from many addresses and measures

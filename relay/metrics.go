@@ -18,6 +18,18 @@ const (
 
 var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate", "site_full", "loop"}
 
+// The names of the relay's metrics, for the packages that read them (the
+// status page, tests); docs/metrics.md describes each.
+const (
+	MetricPackets         = "queryd_relay_packets_total" // {direction}
+	MetricBytes           = "queryd_relay_bytes_total"   // {direction}
+	MetricDropped         = "queryd_relay_dropped_total" // {reason}
+	MetricSessionsOpened  = "queryd_relay_sessions_opened_total"
+	MetricSessionsEvicted = "queryd_relay_sessions_evicted_total"
+	MetricSessions        = "queryd_relay_sessions"
+	MetricSessionsProven  = "queryd_relay_sessions_proven"
+)
+
 // metrics are the relay's Prometheus counters.
 type metrics struct {
 	up, down           prometheus.Counter
@@ -28,31 +40,31 @@ type metrics struct {
 
 func (m *metrics) register(reg prometheus.Registerer, active, proven func() float64) error {
 	packets := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "queryd_relay_packets_total",
+		Name: MetricPackets,
 		Help: "Datagrams relayed, by direction (upstream: to the game server; downstream: to clients).",
 	}, []string{"direction"})
 	bytes := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "queryd_relay_bytes_total",
+		Name: MetricBytes,
 		Help: "Payload bytes relayed, by direction.",
 	}, []string{"direction"})
 	drops := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "queryd_relay_dropped_total",
+		Name: MetricDropped,
 		Help: "Datagrams the relay dropped, by reason.",
 	}, []string{"reason"})
 	opened := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "queryd_relay_sessions_opened_total",
+		Name: MetricSessionsOpened,
 		Help: "Relay sessions opened (one per client address).",
 	})
 	evicted := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "queryd_relay_sessions_evicted_total",
+		Name: MetricSessionsEvicted,
 		Help: "Relay sessions ended early to let a new client in (doc.go, \"Sessions\": which ones may go).",
 	})
 	gauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "queryd_relay_sessions",
+		Name: MetricSessions,
 		Help: "Relay sessions open now.",
 	}, active)
 	provenGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "queryd_relay_sessions_proven",
+		Name: MetricSessionsProven,
 		Help: "Relay sessions open now that have proved themselves (two-way game traffic for prove_after, or asked about with the feed's peer).",
 	}, proven)
 	for _, c := range []prometheus.Collector{packets, bytes, drops, opened, evicted, gauge, provenGauge} {

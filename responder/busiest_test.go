@@ -24,7 +24,7 @@ func newBusyFixture(t testing.TB) *busyFixture {
 	t.Helper()
 	clock := &wire.Clock{}
 	is := challenge.NewWithKey([16]byte{7}, clock.Now)
-	s, err := New(Config{Listen: []string{"127.0.0.1:0"}, Registry: prometheus.NewRegistry(), Clock: clock},
+	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock},
 		&infoHandler{is: is, reply: make([]byte, 120)})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestCloseForwardsNoPhantom(t *testing.T) {
 		t.Run(layer, func(t *testing.T) {
 			fw := &recordingForwarder{}
 			s, err := responder.New(responder.Config{
-				Listen: []string{"127.0.0.1:0"}, Socket: layer, Workers: 1,
+				Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: layer, Workers: 1,
 				Forward: fw, Registry: prometheus.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
 			if err != nil {

@@ -50,7 +50,7 @@ func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Sockets, *net.U
 // startPartsOn runs a one-socket batch server on addr answering with parts.
 func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Sockets, *net.UDPConn) {
 	t.Helper()
-	s, err := NewSockets(SocketConfig{Listen: []string{addr}, Socket: SocketBatch, Workers: 1,
+	s, err := NewSockets(SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort(addr)}, Socket: SocketBatch, Workers: 1,
 		DisableGSO: disableGSO, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &partsHandler{parts: parts})
 	if err != nil {
 		t.Fatal(err)

@@ -69,18 +69,28 @@ type workerStats struct {
 	_                    [64]byte
 }
 
+// The names of the responder's metrics, for the packages that read them
+// (the status page, tests); docs/metrics.md describes each.
+const (
+	MetricRequests      = "queryd_requests_total"       // {protocol, outcome}
+	MetricReceivedBytes = "queryd_received_bytes_total" // {protocol}
+	MetricSentBytes     = "queryd_sent_bytes_total"     // {protocol}
+	MetricSocketErrors  = "queryd_socket_errors_total"  // {op}
+	MetricGSOSends      = "queryd_gso_sends_total"
+)
+
 // NewMetrics registers the responder's metrics with reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		requests: prometheus.NewDesc("queryd_requests_total",
+		requests: prometheus.NewDesc(MetricRequests,
 			"UDP datagrams received, by protocol and what was done with them.", []string{"protocol", "outcome"}, nil),
-		bytesIn: prometheus.NewDesc("queryd_received_bytes_total",
+		bytesIn: prometheus.NewDesc(MetricReceivedBytes,
 			"UDP payload bytes received, by protocol.", []string{"protocol"}, nil),
-		bytesOut: prometheus.NewDesc("queryd_sent_bytes_total",
+		bytesOut: prometheus.NewDesc(MetricSentBytes,
 			"UDP payload bytes sent, by protocol.", []string{"protocol"}, nil),
-		errors: prometheus.NewDesc("queryd_socket_errors_total",
+		errors: prometheus.NewDesc(MetricSocketErrors,
 			"Socket errors and drops, by op: receive, send, truncated (datagram larger than the buffer), overflow (dropped by the kernel: receive buffer full), gso_refused (a GSO send the kernel refused; its datagrams were then sent one by one and GSO turned off for that address).", []string{"op"}, nil),
-		gso: prometheus.NewDesc("queryd_gso_sends_total",
+		gso: prometheus.NewDesc(MetricGSOSends,
 			"Answers of several datagrams to one client sent as one UDP GSO send (batch socket layer).", nil, nil),
 	}
 	m.row("unknown")

@@ -44,7 +44,7 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 	clock := &wire.Clock{}
 	is := challenge.NewWithKey([16]byte{1}, clock.Now)
 	h := &infoHandler{is: is, reply: make([]byte, 120)}
-	s, err := New(Config{Listen: []string{"127.0.0.1:0"}, Registry: prometheus.NewRegistry(), Clock: clock}, h)
+	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock}, h)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestProcessUnclaimedAllocs(t *testing.T) {
 	clock := &wire.Clock{}
 	is := challenge.NewWithKey([16]byte{1}, clock.Now)
 	h := &infoHandler{is: is, reply: make([]byte, 120)}
-	s, err := New(Config{Listen: []string{"127.0.0.1:0"}, Registry: prometheus.NewRegistry(), Clock: clock,
+	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}, h)
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func testPanicRecovered(t *testing.T, layer string) {
 	var logs lockedBuffer
 	reg := prometheus.NewRegistry()
 	srv, err := responder.New(responder.Config{
-		Listen:   []string{"127.0.0.1:0"},
+		Listen:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")},
 		Socket:   layer,
 		Workers:  1, // one receive loop: it must survive, and it serves in order
 		Forward:  panickyForwarder{},

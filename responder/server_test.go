@@ -55,7 +55,7 @@ func newFixtureOn(t *testing.T, layer, listen string, lim responder.Limits) *fix
 		lim = responder.DefaultLimits
 	}
 	f.srv, err = responder.New(responder.Config{
-		Listen:   []string{listen},
+		Listen:   []netip.AddrPort{netip.MustParseAddrPort(listen)},
 		Socket:   layer,
 		Workers:  2,
 		Limits:   lim,

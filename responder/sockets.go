@@ -12,12 +12,12 @@ import (
 // SocketConfig configures queryd's socket layer on its own (Sockets); a
 // Server takes the same fields from its Config.
 type SocketConfig struct {
-	Listen     []string // UDP addresses, "0.0.0.0:27015", "[::]:27015"
-	Socket     string   // SocketBatch (default on Linux) or SocketPortable
-	Workers    int      // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
-	RecvBuffer int      // SO_RCVBUF in bytes; 0 keeps the system default
-	DisableGSO bool     // see Config.DisableGSO
-	MaxRequest int      // largest datagram read whole; 0 means 2,048
+	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
+	Socket     string           // SocketBatch (default on Linux) or SocketPortable
+	Workers    int              // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
+	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
+	DisableGSO bool             // see Config.DisableGSO
+	MaxRequest int              // largest datagram read whole; 0 means 2,048
 	Logger     *slog.Logger
 }
 
@@ -73,13 +73,11 @@ type socketSet struct {
 // listen opens the sockets of every configured address. On error it closes
 // the sockets it opened.
 func (set *socketSet) listen() error {
-	for _, a := range set.cfg.Listen {
-		ap, err := netip.ParseAddrPort(a)
-		if err != nil {
-			set.closeListeners()
-			return fmt.Errorf("listen %s: want IP:PORT: %w", a, err)
-		}
-		var l listener
+	for _, ap := range set.cfg.Listen {
+		var (
+			l   listener
+			err error
+		)
 		if set.cfg.Socket == SocketBatch {
 			l, err = listenBatch(ap, set.cfg)
 		} else {
@@ -87,7 +85,7 @@ func (set *socketSet) listen() error {
 		}
 		if err != nil {
 			set.closeListeners()
-			return fmt.Errorf("listen %s: %w", a, err)
+			return fmt.Errorf("listen %s: %w", ap, err)
 		}
 		set.listeners = append(set.listeners, l)
 		set.cfg.Logger.Info("listening", "udp", l.localAddr().String(), "socket", set.cfg.Socket, "workers", set.cfg.Workers)

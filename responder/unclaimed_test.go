@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -53,7 +54,7 @@ func unclaimedServer(t *testing.T, layer string, level slog.Level, w *syncBuffer
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	s, err := responder.New(responder.Config{
-		Listen:   []string{"127.0.0.1:0"},
+		Listen:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")},
 		Socket:   layer,
 		Workers:  1,
 		Logger:   slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})),

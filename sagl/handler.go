@@ -52,7 +52,7 @@ func NewHandler(cfg Config, issuer *challenge.Issuer) *Handler {
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "sagl" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p is a SAGL request ("SAGQ").
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

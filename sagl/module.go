@@ -14,12 +14,16 @@ import (
 	"github.com/queryd/queryd/module"
 )
 
+// Name is the protocol's name, written once: its config table [sagl], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "sagl"
+
 // Module is the SAGL protocol module: its [sagl] section, its handler with
 // the logo loader, its HTTP service, and its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "sagl" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [sagl] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }

@@ -31,7 +31,7 @@ func NewHandler(cfg Config, issuer *challenge.Issuer) *Handler {
 }
 
 // Name is the protocol's label in metrics and logs.
-func (h *Handler) Name() string { return "sqp" }
+func (h *Handler) Name() string { return Name }
 
 // Claims reports whether p is an SQP request (see Claims).
 func (h *Handler) Claims(p []byte) bool { return Claims(p) }

@@ -8,12 +8,16 @@ import (
 	"github.com/queryd/queryd/module"
 )
 
+// Name is the protocol's name, written once: its config table [sqp], the
+// protocol label of its metrics and its `queryd query -proto` value.
+const Name = "sqp"
+
 // Module is the Unity SQP protocol module: its [sqp] section, its handler,
 // and its client for `queryd query`.
 type Module struct{}
 
-// Name is the module's name: its config table and metrics label.
-func (Module) Name() string { return "sqp" }
+// Name returns Name.
+func (Module) Name() string { return Name }
 
 // NewSection returns [sqp] with its defaults (off).
 func (Module) NewSection() config.Section { return NewSection() }
@@ -21,11 +25,6 @@ func (Module) NewSection() config.Section { return NewSection() }
 // Build makes the handler for [sqp].
 func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
 	return NewHandler(sec.(*Section).handlerConfig(env.Listen), env.Issuer), nil
-}
-
-// Services: SQP runs none.
-func (Module) Services(config.Section, module.Env, func() module.Protocol) ([]module.Service, error) {
-	return nil, nil
 }
 
 // Probe is the challenge request: its reply is always a challenge.

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/queryd/queryd/internal/nearest"
 )
 
 // FieldError is a rejected field of the state document: Path names it
@@ -103,7 +105,7 @@ func decodeFields(doc map[string]any, s *Snapshot, max int) []error {
 		var err error
 		switch {
 		case !ok:
-			err = fieldErr(k, "unknown field")
+			err = fieldErr(k, "unknown field%s", nearest.Hint(k, fieldNames))
 		case doc[k] == nil: // null: the field's default
 		default:
 			err = f(d, doc[k])
@@ -186,6 +188,17 @@ func object(v any, path string, max int) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// fieldNames are the document's top-level keys, sorted: the names an
+// unknown one is compared with.
+var fieldNames = func() []string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}()
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))

@@ -93,7 +93,7 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 		hs[i] = p
 	}
 	fx.srv, err = responder.New(responder.Config{
-		Listen:   []string{netip.AddrPortFrom(netip.IPv4Unspecified(), testPort).String(), netip.AddrPortFrom(netip.IPv6Unspecified(), testPort).String()},
+		Listen:   []netip.AddrPort{netip.AddrPortFrom(netip.IPv4Unspecified(), testPort), netip.AddrPortFrom(netip.IPv6Unspecified(), testPort)},
 		Socket:   responder.SocketBatch,
 		Workers:  1,
 		Limits:   lim,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /** What a SAGL query says (the server's JSON). */
 export interface QueryResult {
   query: number;

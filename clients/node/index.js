@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // @sagl/query: ask a SAGL server about itself over UDP.
 //
 //   import { queryServer } from "@sagl/query";

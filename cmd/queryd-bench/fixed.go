@@ -112,7 +112,7 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	srv, err := responder.NewSockets(responder.SocketConfig{
-		Listen:     []string{ap.String()},
+		Listen:     []netip.AddrPort{ap},
 		Socket:     *socket,
 		Workers:    f.workers,
 		RecvBuffer: f.rcvbuf,

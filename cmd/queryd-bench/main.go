@@ -1,15 +1,3 @@
-// Command queryd-bench measures queryd's UDP path on loopback: a load
-// generator speaking every protocol queryd answers (with the challenge
-// round), a fixed-reply server on queryd's own socket layer, and a naive
-// net.UDPConn baseline. bench/run.sh runs them against each other.
-//
-//	queryd-bench load  -target 127.0.0.1:27015 -proto a2s_info [-sources 16 -inflight 32 -duration 10s -pid PID]
-//	queryd-bench fixed -listen 127.0.0.1:27016 [-size 120]
-//	queryd-bench naive -listen 127.0.0.1:27017 [-size 120]
-//	queryd-bench flood -iface qdbc -dst-mac MAC -mode token|spoof (bench/xdp.sh)
-//
-// Every address must be on loopback: the generator floods. flood sends raw
-// frames only inside a network namespace, to and from 198.18.0.0/15.
 package main
 
 import (

@@ -28,7 +28,7 @@ var resultLine = regexp.MustCompile(`^RESULT proto=[a-z0-9_]+ answered_per_s=\d+
 // startServer runs a responder with handler h on 127.0.0.1:0.
 func startServer(t *testing.T, cfg responder.Config, h responder.Handler) netip.AddrPort {
 	t.Helper()
-	cfg.Listen = []string{"127.0.0.1:0"}
+	cfg.Listen = []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	srv, err := responder.New(cfg, h)
 	if err != nil {
@@ -46,7 +46,7 @@ func startServer(t *testing.T, cfg responder.Config, h responder.Handler) netip.
 // on 127.0.0.1:0, as "queryd-bench fixed" does.
 func startFixed(t *testing.T, h *fixedHandler) netip.AddrPort {
 	t.Helper()
-	srv, err := responder.NewSockets(responder.SocketConfig{Listen: []string{"127.0.0.1:0"}, Logger: slog.New(slog.DiscardHandler)}, h)
+	srv, err := responder.NewSockets(responder.SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Logger: slog.New(slog.DiscardHandler)}, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net"
 	"net/netip"
+	"sort"
 	"time"
 
 	"github.com/queryd/queryd/config"
@@ -16,55 +17,83 @@ import (
 	"github.com/queryd/queryd/feed"
 )
 
-// cmdCheck validates a config file and prints every error with its key.
+// cmdCheck validates a config file and prints every error with its key,
+// and the warnings, in one run; with -local (the default) it also checks
+// what the start needs of this host (checkLocal).
 func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := fs.String("config", "", "config file to check (required)")
+	path := fs.String("config", "", "config file to check (or give it as the argument)")
+	local := fs.Bool("local", true, "also check this host: the socket's folder, [xdp] interfaces, addresses and the socket in use")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *path == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: queryd check -config FILE")
+	if *path == "" && fs.NArg() == 1 {
+		*path = fs.Arg(0)
+	}
+	if *path == "" || fs.NArg() > 1 || (fs.NArg() == 1 && fs.Arg(0) != *path) {
+		fmt.Fprintln(stderr, "usage: queryd check [-local=false] FILE   (or -config FILE)")
 		return 2
 	}
-	c, err := config.Load(*path, configModules()...)
-	if err != nil {
-		var errs config.Errors
-		if errors.As(err, &errs) {
-			fmt.Fprintf(stderr, "%s: %d error(s)\n", *path, len(errs))
-			for _, e := range errs {
-				fmt.Fprintf(stderr, "  %s\n", e)
-			}
-		} else {
-			fmt.Fprintln(stderr, err)
-		}
+	c, warnings, err := config.Check(*path, configModules()...)
+	var errs config.Errors
+	if err != nil && !errors.As(err, &errs) {
+		fmt.Fprintln(stderr, err) // unreadable, a syntax error
 		return 1
 	}
-	warnings := c.Warnings()
-	for _, check := range []struct {
-		key string
-		fn  func(*config.Config) error
-	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}, {"feed.http_token_file", checkFeedToken}} {
-		if err := check.fn(c); err != nil {
-			var e *config.Error
-			if errors.As(err, &e) {
-				fmt.Fprintf(stderr, "%s: 1 error(s)\n  %s\n", *path, e)
-				return 1
-			}
-			warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
-		}
+	if c != nil { // else nothing decoded (a limit, a syntax error at a key): errs say why
+		errs, warnings = checkFurther(c, errs, warnings, *local, stderr)
 	}
-	// The descriptor budget of this process (the daemon's may differ: it
-	// runs under its own LimitNOFILE).
-	if why, err := daemon.FitDescriptors(c); err == nil && why != "" {
-		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
+		fmt.Fprintf(stderr, "%s: %d error(s)\n", *path, len(errs))
+		for _, e := range errs {
+			fmt.Fprintf(stderr, "  %s\n", e)
+		}
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "warning:", w)
 	}
+	if len(errs) > 0 {
+		return 1
+	}
 	fmt.Fprintf(stdout, "%s: ok\n", *path)
 	return 0
+}
+
+// checkFurther adds to a decoded config's errors and warnings what needs
+// more than the file: names resolved ([relay] upstream, [upstream] address),
+// with local this host's checks (checkLocal), and the descriptor budget.
+func checkFurther(c *config.Config, errs config.Errors, warnings []string, local bool, stderr io.Writer) (config.Errors, []string) {
+	for _, check := range []struct {
+		key string
+		fn  func(*config.Config) error
+	}{{"relay.upstream", checkRelayName}, {"upstream.address", checkUpstreamName}, {"feed.http_token_file", checkFeedToken}} {
+		if errs.Covers(check.key) {
+			continue
+		}
+		if err := check.fn(c); err != nil {
+			var e *config.Error
+			if errors.As(err, &e) {
+				errs = append(errs, e)
+			} else {
+				warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
+			}
+		}
+	}
+	if local {
+		l := checkLocal(c, errs)
+		errs, warnings = append(errs, l.errs...), append(warnings, l.warnings...)
+		if l.note != "" {
+			fmt.Fprintln(stderr, "note:", l.note)
+		}
+	}
+	// The descriptor budget of this process (the daemon's may differ: it
+	// runs under its own LimitNOFILE).
+	if why, err := daemon.FitDescriptors(c); err == nil && why != "" && len(errs) == 0 {
+		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
+	}
+	return errs, warnings
 }
 
 // checkRelayName resolves a [relay] upstream given as a name, as the daemon

@@ -110,7 +110,9 @@ func parseGoVersion(v string) (major, minor int, err error) {
 // the feed socket where the unit, the volume and the examples expect it.
 func TestDeployConfigs(t *testing.T) {
 	for _, p := range []string{"deploy/docker/queryd.toml", "deploy/kubernetes/queryd.toml", "queryd.toml.example"} {
-		code, _, errOut := run(t, "", "check", "-config", "../../"+p)
+		// -local=false: what this host holds (its port 27015, say) is not the
+		// config's fault.
+		code, _, errOut := run(t, "", "check", "-local=false", "-config", "../../"+p)
 		if code != 0 {
 			t.Errorf("queryd check %s: %s", p, errOut)
 			continue

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/daemon/daemontest"
 )
 
 // The feed examples (examples/ and feed.ExampleClient) run against a live
@@ -178,4 +181,115 @@ func TestFeedExamples(t *testing.T) {
 		}
 		checkFed(t, bin, addr, "Shell feeder example")
 	})
+}
+
+// feeders are the example feeders that find the socket themselves, each as
+// a command line without a socket argument; one whose interpreter is missing
+// is left out (and logged).
+func feeders(t *testing.T, examples string) map[string][]string {
+	t.Helper()
+	cmds := map[string][]string{}
+	for name, c := range map[string][2]string{
+		"node":   {"node", filepath.Join(examples, "node", "feeder.mjs")},
+		"python": {"python3", filepath.Join(examples, "python", "feeder.py")},
+		"shell":  {"bash", filepath.Join(examples, "shell", "feed.sh")},
+	} {
+		p, err := exec.LookPath(c[0])
+		if err != nil {
+			t.Logf("%s is not installed: the %s feeder not run", c[0], name)
+			continue
+		}
+		cmds[name] = []string{p, c[1]}
+	}
+	return cmds
+}
+
+// runFailing runs one command that must fail and returns its stderr.
+func runFailing(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("%s: exit 0 without a daemon", strings.Join(args, " "))
+	}
+	return errb.String()
+}
+
+// TestFeedExamplesFindTheSocket: without a socket argument or
+// QUERYD_FEED_SOCKET, the Node.js, Python and shell feeders use the socket
+// `queryd push` uses (that of [feed] socket = "", the demo config's:
+// $XDG_RUNTIME_DIR/queryd/feed.sock, else <TMPDIR>/queryd-<uid>/feed.sock),
+// feed a daemon listening there, and name the path they tried when nothing
+// listens (they used to try /run/queryd/feed.sock and print "[Errno 2] No
+// such file or directory").
+func TestFeedExamplesFindTheSocket(t *testing.T) {
+	bin := buildStatic(t)
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := feeders(t, examples)
+	if len(cmds) == 0 {
+		t.Skip("none of node, python3 and bash is installed")
+	}
+	env := []string{"QUERYD=" + bin}
+	t.Setenv("QUERYD_FEED_SOCKET", "")
+	pushSocket := func() string {
+		def, err := config.Parse(config.Default, configModules()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return def.FeedSocket()
+	}
+
+	t.Run("fed", func(t *testing.T) {
+		dir := testDir(t)
+		t.Setenv("XDG_RUNTIME_DIR", dir)
+		conf := strings.Replace(daemontest.Base(dir), `socket = "`+filepath.Join(dir, "feed.sock")+`"`, `socket = ""`, 1)
+		path := filepath.Join(dir, "queryd.toml")
+		if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d := startTestDaemon(t, path)
+		if _, err := os.Stat(pushSocket()); err != nil {
+			t.Fatalf("the daemon with [feed] socket = \"\" did not listen where queryd push looks: %v", err)
+		}
+		for name, cmd := range cmds {
+			out := runExample(t, env, cmd[0], cmd[1:]...)
+			if name == "shell" {
+				if strings.Count(out, `{"ok":true,"version":`) != 6 {
+					t.Fatalf("feed.sh printed:\n%s", out)
+				}
+				checkFed(t, bin, d.UDP().String(), "Shell feeder example")
+				continue
+			}
+			if out != feederOutput {
+				t.Fatalf("the %s feeder printed:\n%s\nwant:\n%s", name, out, feederOutput)
+			}
+		}
+	})
+	for _, c := range []struct{ name, xdg, tmp string }{
+		{"XDG_RUNTIME_DIR", testDir(t), ""},
+		{"TMPDIR", "", testDir(t)},
+	} {
+		t.Run("missing, "+c.name, func(t *testing.T) {
+			t.Setenv("XDG_RUNTIME_DIR", c.xdg)
+			if c.tmp != "" {
+				t.Setenv("TMPDIR", c.tmp)
+			}
+			want := pushSocket()
+			if !strings.HasPrefix(want, c.xdg+c.tmp) {
+				t.Fatalf("queryd push's socket %s is not under %s", want, c.xdg+c.tmp)
+			}
+			for name, cmd := range cmds {
+				if errOut := runFailing(t, env, cmd...); !strings.Contains(errOut, want) {
+					t.Errorf("the %s feeder without a daemon: stderr %q does not name %s", name, errOut, want)
+				}
+			}
+		})
+	}
 }

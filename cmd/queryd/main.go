@@ -1,14 +1,3 @@
-// Command queryd answers game-server queries, in every protocol of its
-// modules (modules.go), for a game server that feeds it its state over a
-// Unix socket.
-//
-// Usage:
-//
-//	queryd [-config FILE]                   run the daemon
-//	queryd query [-proto P] [-timeout D] HOST:PORT
-//	queryd push [-socket PATH] [FILE|-]
-//	queryd check -config FILE
-//	queryd version
 package main
 
 import (
@@ -53,7 +42,9 @@ Usage:
   queryd query [-proto P] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT
                                       ask a server; P is ` + strings.Join(protoNames(), ", ") + ` or auto
   queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
-  queryd check -config FILE           validate a config, print every error with its key
+  queryd check [-local=false] [-config] FILE
+                                      validate a config (and what its start needs of this host),
+                                      print every error with its key and the warnings
   queryd version                      print the version, commit and Go version
 `
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,10 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "usage: queryd query [-proto %s|auto] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT\n", strings.Join(protoNames(), "|"))
 		return 2
 	}
+	if err := checkHostPort(fs.Arg(0)); err != nil {
+		fmt.Fprintln(stderr, "query:", err)
+		return 2
+	}
 	names := protoNames()
 	if *proto != "auto" {
 		if querierNamed(*proto) == nil {
@@ -92,6 +97,16 @@ func cmdQuery(args []string, stdout, stderr io.Writer) int {
 		return printJSON(stdout, stderr, r.answer.Full)
 	}
 	return printAuto(fs.Arg(0), results, stdout, stderr)
+}
+
+// checkHostPort refuses an address without a port before anything is sent:
+// every protocol has its own usual port (A2S 27015, Quake 3 27960, …) and a
+// game server's is often another, so queryd query does not guess one.
+func checkHostPort(addr string) error {
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return fmt.Errorf("%q: give HOST:PORT, the server's query port (e.g. 127.0.0.1:27015, [::1]:27015)", addr)
+	}
+	return nil
 }
 
 // protoNames lists the protocols queryd query knows, in demux order.

@@ -98,6 +98,25 @@ func TestQueryUsage(t *testing.T) {
 	}
 }
 
+// TestQueryWithoutPort: an address without a port is refused in one line
+// saying to give HOST:PORT, before anything is sent (it used to print one
+// "bad answer: … missing port in address" line per protocol and exit 1).
+func TestQueryWithoutPort(t *testing.T) {
+	for _, args := range [][]string{
+		{"query", "127.0.0.1"},
+		{"query", "-proto", "a2s", "localhost"},
+		{"query", "-table", "::1"},
+		{"query", "127.0.0.1:"},
+	} {
+		code, out, errOut := run(t, "", args...)
+		addr := args[len(args)-1]
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 ||
+			!strings.Contains(errOut, "give HOST:PORT") || !strings.Contains(errOut, addr) || strings.Contains(errOut, "bad answer") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line saying to give HOST:PORT", args, code, out, errOut)
+		}
+	}
+}
+
 // fakeUDP serves answer on a loopback UDP socket: it gets each request and
 // returns the datagrams to send back (none to stay silent).
 func fakeUDP(t *testing.T, answer func(req []byte) [][]byte) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/responder"
 )
 
 // Daemon is a daemon running for a test.
@@ -199,7 +200,7 @@ func (d *Daemon) Requests(t testing.TB, protocol, outcome string) float64 {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "queryd_requests_total" {
+		if mf.GetName() != responder.MetricRequests {
 			continue
 		}
 		for _, m := range mf.GetMetric() {

@@ -19,12 +19,20 @@ type Spy struct {
 	services []module.Service
 }
 
-var _ daemon.Module = (*Spy)(nil)
+var (
+	_ daemon.Module   = (*Spy)(nil)
+	_ daemon.Servicer = (*Spy)(nil)
+)
 
-// Services makes the wrapped module's services and keeps them, and the
-// daemon's function giving the module's live handler.
+// Services makes the wrapped module's services (none unless it is a
+// daemon.Servicer) and keeps them, and the daemon's function giving the
+// module's live handler.
 func (s *Spy) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
-	svcs, err := s.Module.Services(sec, env, current)
+	var svcs []module.Service
+	var err error
+	if sm, ok := s.Module.(daemon.Servicer); ok {
+		svcs, err = sm.Services(sec, env, current)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.current = current

@@ -4,20 +4,25 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/relay"
+	"github.com/queryd/queryd/responder"
 )
 
-// The metrics the sampler reads (docs/metrics.md describes each).
+// The metrics the sampler reads, named by the packages that own them
+// (docs/metrics.md describes each).
 const (
-	metricRequests      = "queryd_requests_total"
-	metricBytesIn       = "queryd_received_bytes_total"
-	metricBytesOut      = "queryd_sent_bytes_total"
-	metricRelaySessions = "queryd_relay_sessions"
-	metricRelayOpened   = "queryd_relay_sessions_opened_total"
-	metricRelayEvicted  = "queryd_relay_sessions_evicted_total"
-	metricRelayPackets  = "queryd_relay_packets_total"
-	metricHeartbeats    = "queryd_quake3_heartbeats_total"
-	metricHeartbeatErrs = "queryd_quake3_heartbeat_errors_total"
-	metricMasterGetinfo = "queryd_quake3_master_getinfo_total"
+	metricRequests      = responder.MetricRequests
+	metricBytesIn       = responder.MetricReceivedBytes
+	metricBytesOut      = responder.MetricSentBytes
+	metricRelaySessions = relay.MetricSessions
+	metricRelayOpened   = relay.MetricSessionsOpened
+	metricRelayEvicted  = relay.MetricSessionsEvicted
+	metricRelayPackets  = relay.MetricPackets
+	metricHeartbeats    = quake3.MetricHeartbeats
+	metricHeartbeatErrs = quake3.MetricHeartbeatErrors
+	metricMasterGetinfo = quake3.MetricMasterGetinfo
 )
 
 // Outcomes are the per-protocol series of the traffic card, in the page's

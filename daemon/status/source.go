@@ -2,8 +2,6 @@ package status
 
 import (
 	"net/netip"
-	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,7 +57,8 @@ type Source struct {
 	Build        Build
 }
 
-// Build is what the page says about the binary.
+// Build is what the page says about the binary; the daemon fills it by the
+// rules of `queryd version` (daemon.ReadBuildInfo).
 type Build struct {
 	Version  string `json:"version"`  // queryd's version (as `queryd version` prints it)
 	Go       string `json:"go"`       // the Go toolchain
@@ -67,25 +66,4 @@ type Build struct {
 	Revision string `json:"revision"` // the VCS revision, "" when not stamped
 	Time     string `json:"time"`     // the revision's commit time, "" when not stamped
 	Modified bool   `json:"modified"` // built from a tree with uncommitted changes
-}
-
-// ReadBuild returns the running binary's Build with version.
-func ReadBuild(version string) Build {
-	b := Build{Version: version, Go: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
-	}
-	b.Module = bi.Main.Version
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			b.Revision = s.Value
-		case "vcs.time":
-			b.Time = s.Value
-		case "vcs.modified":
-			b.Modified = s.Value == "true"
-		}
-	}
-	return b
 }

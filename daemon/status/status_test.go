@@ -98,7 +98,7 @@ func (f *fakeDaemon) source() status.Source {
 		Gatherer:     f.reg,
 		UnprovenUse:  func(time.Time) float64 { return 0.25 },
 		DrainSources: f.drain,
-		Build:        status.ReadBuild("v-test"),
+		Build:        status.Build{Version: "v-test"},
 	}
 }
 

@@ -7,9 +7,10 @@
 #     arm64 and windows amd64 ones exist;
 #   - `queryd version` of the linux amd64 binary prints the snapshot version
 #     and the commit (from -ldflags);
-#   - the archives hold README.md and queryd.toml.example, the .deb the
-#     binary, the unit, its drop-in, the sysusers file and
-#     /etc/queryd/queryd.toml as a conffile;
+#   - the archives hold README.md, LICENSE and queryd.toml.example, the
+#     .deb the binary, the unit, its drop-in, the sysusers file,
+#     /etc/queryd/queryd.toml as a conffile and the license, the .rpm the
+#     license;
 # and that `go install …/cmd/queryd@vX.Y.Z` reports vX.Y.Z (from a module
 # proxy made of this tree in a temp folder: no network).
 # deploy/ci/systemd.sh installs the amd64 .deb made here.
@@ -67,17 +68,17 @@ for archive in dist/queryd_*_linux_amd64.tar.gz dist/queryd_*_windows_amd64.zip;
 	*.zip) list=$(unzip -Z1 "$archive") ;;
 	*) list=$(tar -tzf "$archive") ;;
 	esac
-	for f in README.md queryd.toml.example; do
+	for f in README.md LICENSE queryd.toml.example; do
 		grep -qx "$f" <<<"$list" || fail "$archive lacks $f"
 	done
 	grep -qxE 'queryd(\.exe)?' <<<"$list" || fail "$archive lacks the binary"
 done
-pass "the archives hold the binary, README.md and queryd.toml.example (no LICENSE: the repository has none)"
+pass "the archives hold the binary, README.md, LICENSE and queryd.toml.example"
 
 deb=$(ls dist/queryd_*_amd64.deb)
 dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/deb.list"
 for f in ./usr/bin/queryd ./usr/lib/systemd/system/queryd.service ./usr/lib/systemd/system/queryd.service.d/package.conf \
-	./usr/lib/sysusers.d/queryd.conf ./etc/queryd/queryd.toml; do
+	./usr/lib/sysusers.d/queryd.conf ./etc/queryd/queryd.toml ./usr/share/doc/queryd/copyright; do
 	grep -qx "$f" "$tmp/deb.list" || fail "$deb lacks $f"
 done
 dpkg-deb -f "$deb" Package Version | tr '\n' ' ' >"$tmp/deb.fields"
@@ -85,7 +86,14 @@ dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/queryd/quer
 	fail "$deb does not mark /etc/queryd/queryd.toml as a conffile"
 dpkg-deb -f "$deb" Depends | grep -qw procps || fail "$deb does not depend on procps (/bin/kill, for ExecReload=)"
 ls dist/queryd-*.x86_64.rpm dist/queryd-*.aarch64.rpm >/dev/null || fail "no .rpm packages"
-pass "$deb ($(cat "$tmp/deb.fields")): binary, unit, drop-in, sysusers, conffile /etc/queryd/queryd.toml, depends on procps; .rpm packages built"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/queryd/copyright | cmp -s - LICENSE ||
+	fail "$deb's /usr/share/doc/queryd/copyright is not LICENSE"
+for rpm in dist/queryd-*.rpm; do
+	# An rpm's payload is a cpio archive after its headers: the license's
+	# path is in the header's file list, its text in the payload.
+	grep -qa /usr/share/licenses/queryd "$rpm" || fail "$rpm lacks /usr/share/licenses/queryd/LICENSE"
+done
+pass "$deb ($(cat "$tmp/deb.fields")): binary, unit, drop-in, sysusers, conffile /etc/queryd/queryd.toml, LICENSE as copyright, depends on procps; .rpm packages built, with the license"
 
 # go install …@vX.Y.Z: this tree as module version v0.99.0-ci in a file
 # proxy (interop/ is its own module, so not in the zip), its dependencies

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # After the queryd package (.deb or .rpm, .goreleaser.yaml) is installed or
 # upgraded: create the queryd user and group (sysusers.d), make systemd read
 # the unit, and restart a running queryd on an upgrade. A new install is not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Before the queryd package is removed (not upgraded): stop and disable the
 # service. dpkg passes "remove", rpm passes 0.
 set -e

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // A queryd feeder for a game server written in Node.js — no dependencies.
 //
 //   node feeder.mjs [SOCKET]        (or QUERYD_FEED_SOCKET=... node feeder.mjs)
+//
+// Without either it finds the socket as `queryd push` does (the place of
+// [feed] socket = "", the demo's): $XDG_RUNTIME_DIR/queryd/feed.sock, else
+// $TMPDIR (or /tmp)/queryd-<uid>/feed.sock. A packaged queryd's socket is
+// /run/queryd/feed.sock: give it as SOCKET.
 //
 // It connects to queryd's feed socket, sends the whole state once, then
 // merge patches as players join, score and leave, a ping, and one message
@@ -9,8 +15,14 @@
 // server: call replace() on start, patch() on every change, and ping() every
 // few seconds so that queryd does not go silent ([feed] stale_after).
 import net from 'node:net';
+import path from 'node:path';
 
-const DEFAULT_SOCKET = '/run/queryd/feed.sock';
+/** The socket path of [feed] socket = "", found as `queryd push` finds it. */
+export function defaultSocket() {
+  const runtimeDir = process.env.XDG_RUNTIME_DIR;
+  if (runtimeDir) return path.join(runtimeDir, 'queryd', 'feed.sock');
+  return path.join(process.env.TMPDIR || '/tmp', `queryd-${process.getuid()}`, 'feed.sock');
+}
 
 /** A rejected message: queryd replied {"ok":false,"error":...}; nothing changed. */
 export class RejectedError extends Error {}
@@ -20,11 +32,13 @@ export class RejectedError extends Error {}
  * with one reply line, in order, so replies are matched to a FIFO of waiters.
  */
 export class Feed {
-  static connect(path) {
+  static connect(socketPath) {
     return new Promise((resolve, reject) => {
-      const sock = net.createConnection({ path });
-      sock.once('connect', () => { sock.off('error', reject); resolve(new Feed(sock)); });
-      sock.once('error', reject);
+      const sock = net.createConnection({ path: socketPath });
+      const failed = (err) => reject(new Error(`cannot connect to the feed socket ${socketPath}: ${err.code || err.message}`
+        + ' (is queryd running? give its [feed] socket as SOCKET or in QUERYD_FEED_SOCKET)'));
+      sock.once('connect', () => { sock.off('error', failed); resolve(new Feed(sock)); });
+      sock.once('error', failed);
     });
   }
 
@@ -80,8 +94,8 @@ export class Feed {
 const player = (id, fields) => ({ players: { [id]: fields } });
 
 async function main() {
-  const path = process.argv[2] || process.env.QUERYD_FEED_SOCKET || DEFAULT_SOCKET;
-  const feed = await Feed.connect(path);
+  const socketPath = process.argv[2] || process.env.QUERYD_FEED_SOCKET || defaultSocket();
+  const feed = await Feed.connect(socketPath);
   const steps = [
     ['replace', () => feed.replace({
       name: 'Node.js feeder example', map: 'example_map', game: 'Example Game', max_players: 16,

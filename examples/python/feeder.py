@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A queryd feeder for a game server written in Python (standard library only).
 
     python3 feeder.py [SOCKET]        (or QUERYD_FEED_SOCKET=... python3 feeder.py)
+
+Without either it finds the socket as `queryd push` does (the place of
+[feed] socket = "", the demo's): $XDG_RUNTIME_DIR/queryd/feed.sock, else
+$TMPDIR (or /tmp)/queryd-<uid>/feed.sock. A packaged queryd's socket is
+/run/queryd/feed.sock: give it as SOCKET.
 
 It connects to queryd's feed socket, sends the whole state once, then merge
 patches as players join, score and leave, a ping, and one message queryd
@@ -15,7 +21,15 @@ import os
 import socket
 import sys
 
-DEFAULT_SOCKET = "/run/queryd/feed.sock"
+
+
+def default_socket():
+    """The socket path of [feed] socket = "", found as `queryd push` finds it."""
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime_dir:
+        return os.path.join(runtime_dir, "queryd", "feed.sock")
+    tmp = os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(tmp, f"queryd-{os.getuid()}", "feed.sock")
 
 
 class Rejected(Exception):
@@ -28,7 +42,13 @@ class Feed:
     def __init__(self, path, timeout=5.0):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
-        self.sock.connect(path)
+        try:
+            self.sock.connect(path)
+        except OSError as err:
+            self.sock.close()
+            raise OSError(err.errno, f"cannot connect to the feed socket {path}: {err.strerror}"
+                          " (is queryd running? give its [feed] socket as SOCKET"
+                          " or in QUERYD_FEED_SOCKET)") from None
         self.replies = self.sock.makefile("rb")
 
     def send(self, msg):
@@ -65,7 +85,7 @@ def player(pid, fields):
 
 
 def main():
-    path = (sys.argv[1] if len(sys.argv) > 1 else None) or os.environ.get("QUERYD_FEED_SOCKET") or DEFAULT_SOCKET
+    path = (sys.argv[1] if len(sys.argv) > 1 else None) or os.environ.get("QUERYD_FEED_SOCKET") or default_socket()
     feed = Feed(path)
     steps = [
         ("replace", lambda: feed.replace({

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A queryd feeder in shell: `queryd push` sends NDJSON lines from a
 # here-document and prints queryd's reply to each.
 #
 #   ./feed.sh [SOCKET]        (or QUERYD_FEED_SOCKET=... ./feed.sh)
+#   (without either, `queryd push` finds the socket of [feed] socket = "")
 #   QUERYD=/path/to/queryd ./feed.sh    (default: queryd on PATH)
 #
 # Handy for tests, cron jobs and game servers that can run a command. Each
@@ -11,12 +13,16 @@
 # queryd does not go silent ([feed] stale_after).
 set -euo pipefail
 
-socket=${1:-${QUERYD_FEED_SOCKET:-/run/queryd/feed.sock}}
+socket=${1:-${QUERYD_FEED_SOCKET:-}}
 queryd=${QUERYD:-queryd}
+push=("$queryd" push)
+if [ -n "$socket" ]; then
+	push+=(-socket "$socket")
+fi
 
 # The whole state, a player joining (Bob, Carol), scoring (Bob) and leaving
 # (Carol), and a ping. Players are keyed by id; null removes one.
-"$queryd" push -socket "$socket" <<'EOF_FEED'
+"${push[@]}" <<'EOF_FEED'
 {"op":"replace","state":{"name":"Shell feeder example","map":"example_map","game":"Example Game","max_players":16,"players":{"1":{"name":"Alice","score":3,"ping":20}},"rules":{"mp_timelimit":"30"}}}
 {"op":"patch","state":{"players":{"2":{"name":"Bob","ping":35}}}}
 {"op":"patch","state":{"players":{"3":{"name":"Carol","ping":50}}}}
@@ -27,7 +33,7 @@ EOF_FEED
 
 # A message queryd rejects: push prints the reply on stdout, names the line
 # on stderr and exits 1; nothing changed.
-if reply=$("$queryd" push -socket "$socket" <<'EOF_FEED'
+if reply=$("${push[@]}" <<'EOF_FEED'
 {"op":"patch","state":{"max_players":-1}}
 EOF_FEED
 ); then

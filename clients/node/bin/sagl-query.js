@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: MIT
 // sagl-query: ask a SAGL server about itself from a terminal (the seed's
 // command-line client), with this package's own queryServer.
 //
 //   sagl-query HOST [PORT] [--timeout MS] [--logo FILE]
+//   sagl-query HOST:PORT [--timeout MS] [--logo FILE]   (as queryd query takes it; [::1]:PORT for IPv6)
 //
 // Prints the server's JSON on stdout and the round trip on stderr. With
 // --logo FILE it fetches the logo, checks it against its SHA-256 and saves
@@ -16,13 +18,27 @@ import { parseArgs } from "node:util";
 import { queryServer } from "../index.js";
 
 const usage = `usage: sagl-query HOST [PORT] [--timeout MS] [--logo FILE]
+       sagl-query HOST:PORT [--timeout MS] [--logo FILE]
 
-Asks the SAGL server at HOST:PORT (default port 7777) over UDP, prints its
+Asks the SAGL server at HOST:PORT (default port 7777; [::1]:PORT for IPv6) over UDP, prints its
 JSON on stdout and the round trip on stderr; exits 1 when it does not answer.
 
   --timeout MS   how long to wait for the info, and again for the logo (default 1500)
   --logo FILE    fetch the logo, check its SHA-256, save it to FILE
 `;
+
+/**
+ * Splits "HOST:PORT" or "[IPV6]:PORT" (the form queryd query takes) into
+ * [host, port]; a name, an IPv4 address or a bare IPv6 address (two colons
+ * or more) is [host, undefined].
+ */
+function splitHostPort(arg) {
+  const v6 = /^\[([^\]]*)\](?::(.*))?$/.exec(arg);
+  if (v6) return [v6[1], v6[2]];
+  const i = arg.lastIndexOf(":");
+  if (i < 0 || arg.indexOf(":") !== i) return [arg, undefined];
+  return [arg.slice(0, i), arg.slice(i + 1)];
+}
 
 /** Parses argv into { host, port, timeout, logo }, or throws a usage error. */
 function parse(argv) {
@@ -36,8 +52,10 @@ function parse(argv) {
     },
   });
   if (values.help) return { help: true };
-  if (positionals.length < 1 || positionals.length > 2) throw new Error("want HOST and an optional PORT");
-  const [host, portArg = "7777"] = positionals;
+  if (positionals.length < 1 || positionals.length > 2) throw new Error("want HOST and an optional PORT, or HOST:PORT");
+  const [host, hostPort] = splitHostPort(positionals[0]);
+  if (hostPort !== undefined && positionals.length === 2) throw new Error(`${positionals[0]} has a port already: give PORT once`);
+  const portArg = hostPort ?? positionals[1] ?? "7777";
   const port = Number(portArg);
   if (!/^\d+$/.test(portArg) || port < 1 || port > 65535) throw new Error(`port ${JSON.stringify(portArg)}: want 1 to 65535`);
   let timeout = 1500;
@@ -63,7 +81,7 @@ async function main(argv) {
     process.stdout.write(usage);
     return 0;
   }
-  const addr = `${opts.host}:${opts.port}`;
+  const addr = opts.host.includes(":") ? `[${opts.host}]:${opts.port}` : `${opts.host}:${opts.port}`;
   let res;
   try {
     res = await queryServer(opts.host, opts.port, { timeout: opts.timeout, logo: Boolean(opts.logo) });

@@ -62,6 +62,12 @@ after(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test("the npm package ships the repository's LICENSE (MIT)", () => {
+  assert.equal(pkg.license, "MIT");
+  const own = fs.readFileSync(path.join(here, "..", "LICENSE"), "utf8");
+  assert.equal(own, fs.readFileSync(path.join(here, "..", "..", "..", "LICENSE"), "utf8"), "clients/node/LICENSE differs from LICENSE");
+});
+
 test("package.json declares sagl-query as its bin, an executable node script", () => {
   assert.equal(pkg.bin["sagl-query"], "./bin/sagl-query.js");
   assert.ok(pkg.files.includes("bin/"), `files ${pkg.files}`);
@@ -77,6 +83,23 @@ test("prints the JSON on stdout and the round trip on stderr", async () => {
   assert.deepEqual(info.players.list, [{ id: 0, name: "Thomas", score: 12, ping: 31 }]);
   assert.deepEqual(info, (await queryServer("127.0.0.1", udpPort, { timeout: 3000 })).info);
   assert.match(r.stderr, new RegExp(`^sagl 127\\.0\\.0\\.1:${udpPort}: round trip \\d+\\.\\d\\d ms\\n$`));
+});
+
+test("HOST:PORT, as queryd query takes it, is the same as HOST PORT", async () => {
+  const r = await run(`127.0.0.1:${udpPort}`, "--timeout", "3000");
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).name, "Example RP");
+  assert.match(r.stderr, new RegExp(`^sagl 127\\.0\\.0\\.1:${udpPort}: round trip `));
+});
+
+test("[::1]:PORT and a bare IPv6 address are read as IPv6", async () => {
+  // Nothing answers SAGL on [::1] here (the daemon listens on 127.0.0.1):
+  // the address it asked, in its error line, shows how it was read.
+  for (const [args, addr] of [[["[::1]:1"], "[::1]:1"], [["::1", "1"], "[::1]:1"], [["[::1]", "1"], "[::1]:1"]]) {
+    const r = await run(...args, "--timeout", "300");
+    assert.equal(r.code, 1, `${args}: ${r.stderr}`);
+    assert.ok(r.stderr.startsWith(`sagl-query: ${addr}: `), `${args}: ${r.stderr}`);
+  }
 });
 
 test("--logo FILE saves the logo, checked against its SHA-256", async () => {
@@ -149,7 +172,7 @@ test("exit 1 at once when nothing listens on the port", async () => {
 });
 
 test("usage errors exit 2 with the usage; --help exits 0", async () => {
-  for (const args of [[], ["127.0.0.1", "99999"], ["127.0.0.1", "x"], ["h", "1", "2"], ["h", "--timeout", "0"], ["h", "--timeout", "1.5"], ["h", "--logo"], ["h", "--nope"]]) {
+  for (const args of [[], ["127.0.0.1", "99999"], ["127.0.0.1", "x"], ["h", "1", "2"], ["h", "--timeout", "0"], ["h", "--timeout", "1.5"], ["h", "--logo"], ["h", "--nope"], ["127.0.0.1:1", "2"], ["127.0.0.1:x"], ["127.0.0.1:"]]) {
     const r = await run(...args);
     assert.equal(r.code, 2, `${args}: ${r.stderr}`);
     assert.match(r.stderr, /usage: sagl-query HOST \[PORT\]/, `${args}`);

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/feed"
+)
+
+// localFindings are what queryd check found on this host: errors (the start
+// would fail), warnings, and a note for people.
+type localFindings struct {
+	errs     config.Errors
+	warnings []string
+	note     string
+}
+
+// checkLocal checks what the daemon's start needs of this host and a config
+// file alone cannot say: the feed socket's folder, that no other process
+// serves the socket or holds a UDP or admin address, that the [xdp]
+// interfaces exist. A key already in error (known) is not checked again.
+// When a running queryd answers on the feed socket (`systemctl reload` runs
+// queryd check beside it), the addresses it holds are not reported.
+func checkLocal(c *config.Config, known config.Errors) localFindings {
+	var l localFindings
+	add := func(key, format string, args ...any) {
+		if !known.Covers(key) {
+			l.errs.Add(key, format, args...)
+		}
+	}
+	running := false
+	if !known.Covers("feed.socket") {
+		running = l.checkSocket(c, add)
+	}
+	if running {
+		l.note = "a running queryd answers on the feed socket: the addresses it holds are not checked (a reload is fine; a second queryd on this config could not start)"
+	} else {
+		for i, ap := range c.Listen.UDP {
+			if why := bindFails("udp", ap); why != "" {
+				add(fmt.Sprintf("listen.udp[%d]", i), "%s: %s", ap, why)
+			}
+		}
+		if ap := c.Admin.Listen; ap.IsValid() {
+			if why := bindFails("tcp", ap); why != "" {
+				add("admin.listen", "%s: %s", ap, why)
+			}
+		}
+	}
+	for i, name := range c.XDP.Interfaces {
+		key := fmt.Sprintf("xdp.interfaces[%d]", i)
+		if _, err := net.InterfaceByName(name); err != nil && !known.Covers(key) {
+			l.warnings = append(l.warnings, fmt.Sprintf("%s: no interface %q on this host: queryd starts without the XDP fast path there", key, name))
+		}
+	}
+	return l
+}
+
+// checkSocket checks the feed socket's folder and path; it returns true when
+// a running queryd answers on the socket.
+func (l *localFindings) checkSocket(c *config.Config, add func(key, format string, args ...any)) bool {
+	if c.Feed.Socket == "" {
+		return pingsLikeQueryd(c.FeedSocket()) // its private folder: made and checked at start
+	}
+	dir := filepath.Dir(c.Feed.Socket)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist) && isRuntimeDir(dir):
+		l.warnings = append(l.warnings, fmt.Sprintf("feed.socket: the folder %s does not exist (yet): systemd's RuntimeDirectory= makes it at start; without it queryd cannot start", dir))
+		return false
+	case errors.Is(err, fs.ErrNotExist):
+		add("feed.socket", "the folder %s does not exist: queryd cannot create the socket there (make the folder, or leave socket empty for a private one)", dir)
+		return false
+	case err != nil:
+		add("feed.socket", "%v", err)
+		return false
+	case !fi.IsDir():
+		add("feed.socket", "%s is not a folder", dir)
+		return false
+	}
+	err := feed.CheckSocketPath(c.Feed.Socket)
+	if errors.Is(err, feed.ErrServed) && pingsLikeQueryd(c.Feed.Socket) {
+		return true
+	}
+	if err != nil {
+		add("feed.socket", "%v", err)
+	}
+	return false
+}
+
+// isRuntimeDir reports whether dir is a folder of /run (or /var/run), such
+// as the /run/queryd systemd makes for RuntimeDirectory=queryd.
+func isRuntimeDir(dir string) bool {
+	parent := filepath.Dir(dir)
+	return parent == "/run" || parent == "/var/run"
+}
+
+// pingsLikeQueryd reports whether a queryd feed answers a ping on path.
+func pingsLikeQueryd(path string) bool {
+	cl, err := feed.Dial(path)
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	done := make(chan error, 1)
+	go func() { _, err := cl.Ping(); done <- err }()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-time.After(2 * time.Second):
+		return false
+	}
+}
+
+// bindFails binds ap (network "udp" or "tcp") for a moment and says why the
+// daemon could not, or "" when it could or the reason may not apply to it: a
+// port below 1024 refused here (EACCES) may be the daemon's to take with
+// CAP_NET_BIND_SERVICE. Port 0 (any free port) is not checked.
+func bindFails(network string, ap netip.AddrPort) string {
+	if ap.Port() == 0 {
+		return ""
+	}
+	var err error
+	if network == "udp" {
+		var c *net.UDPConn
+		if c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap)); err == nil {
+			c.Close()
+		}
+	} else {
+		var ln *net.TCPListener
+		if ln, err = net.ListenTCP("tcp", net.TCPAddrFromAddrPort(ap)); err == nil {
+			ln.Close()
+		}
+	}
+	switch {
+	case err == nil, errors.Is(err, syscall.EACCES):
+		return ""
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "in use by another process: queryd cannot start"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "not an address of this host: queryd cannot start"
+	default:
+		return ""
+	}
+}
