@@ -125,6 +125,7 @@ func (p *Poller) poll(ctx context.Context) {
 	}
 	rtt := time.Since(start)
 	if err != nil {
+		p.st.failed(err) // before the count, so that whoever sees the count sees the reason
 		var bad module.BadAnswer
 		if errors.As(err, &bad) || errors.Is(err, module.ErrOnlyChallenges) {
 			p.count(OutcomeBadAnswer)
@@ -133,7 +134,6 @@ func (p *Poller) poll(ctx context.Context) {
 			p.count(OutcomeSilent)
 			p.warn("the game server did not answer", err)
 		}
-		p.st.failed(err)
 		p.Stale(time.Now())
 		return
 	}
@@ -153,9 +153,9 @@ func (p *Poller) poll(ctx context.Context) {
 	}
 	if !reflect.DeepEqual(doc, p.last) {
 		if err := p.cfg.Publish(doc); err != nil {
+			p.st.failed(fmt.Errorf("the state refused the answer: %w", err))
 			p.count(OutcomeRejected)
 			p.warn("the state refused the game server's answer; the state stays as it was", err)
-			p.st.failed(fmt.Errorf("the state refused the answer: %w", err))
 			p.Stale(time.Now())
 			return
 		}
