@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/challenge"
-	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 )
 
@@ -36,42 +35,6 @@ type Config struct {
 	Logger     *slog.Logger
 	Registry   prometheus.Registerer
 }
-
-// The program's protocol rows (enum proto in bpf/queryd.c).
-const (
-	protoA2S = iota
-	protoGS4
-	protoQ3
-)
-
-// protocolLabel names the program's protocol rows in metrics: the
-// protocols' names.
-var protocolLabel = [...]string{protoA2S: "a2s", protoGS4: "gamespy4", protoQ3: "quake3"}
-
-// outcomeLabel names the program's outcome columns (responder's labels;
-// answered without a token counts as "answered", as in the responder).
-var outcomeLabel = [...]string{"answered", "answered", "challenged", "rate_limited", "stale"}
-
-// slotOf maps a module's fast query to the program's reply slot
-// (enum slot in bpf/queryd.c).
-var slotOf = map[module.FastQuery]int{
-	module.FastA2SInfo:   0,
-	module.FastA2SPlayer: 1,
-	module.FastA2SRules:  2,
-	module.FastGS4Basic:  3,
-	module.FastGS4Full:   4,
-	module.FastQ3Info:    5,
-	module.FastQ3Status:  6,
-}
-
-// numSlots is the program's NSLOTS.
-const numSlots = 7
-
-// maxReply is the program's MAX_REPLY: the largest reply it sends.
-const maxReply = 1472
-
-// replyOpen is the program's REPLY_OPEN slot flag.
-const replyOpen = 1
 
 // sum16 is the ones' complement sum of b as big-endian 16-bit words (a
 // last odd byte is the high half of a word), folded to 16 bits: the

@@ -109,14 +109,23 @@
 //
 // # Building
 //
-// bpf/queryd.c is compiled with clang through cilium/ebpf's bpf2go
-// (go generate ./xdp, with Debian's clang 14, llvm-strip and libbpf-dev);
-// the object (queryd_bpfel.o) and its Go bindings (queryd_bpfel.go) are
-// committed, so that go build needs no clang, and .ci/run regenerates them
-// and fails on a difference. C rather than cilium/ebpf's asm package: the
-// program parses three protocols, computes SipHash-2-4, a GCRA and two
-// checksums, and is ~700 lines of C the verifier checks; written as
-// instructions by hand it would be several times longer and much harder to
-// review. Elsewhere than Linux on a little-endian CPU, New returns
-// ErrUnsupported.
+// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the listen table) and
+// hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
+// quake3.h); the other headers hold one concern each: consts.h and
+// structs.h (the constants and map values Go shares, generated into
+// queryd_bpfel.go by bpf2go -type, never mirrored by hand), maps.h,
+// counters.h, parsing.h (one cursor helper per header, each with its own
+// bounds check), csum.h, token.h (SipHash-2-4), budget.h (GCRA), reply.h
+// (the XDP_TX reply). bpf/test.c holds the tests' and the benchmark's
+// programs in an object of their own (querydtest_bpfel.o): the daemon loads
+// only queryd_bpfel.o. Both are compiled with clang through cilium/ebpf's
+// bpf2go (go generate ./xdp, with Debian's clang 14 and llvm-strip) against
+// the headers vendored in bpf/include only (-nostdinc: any host
+// architecture); the objects and their Go bindings are committed, so that
+// go build needs no clang, and .ci/run regenerates them and fails on a
+// difference. C rather than cilium/ebpf's asm package: the program parses
+// three protocols, computes SipHash-2-4, a GCRA and two checksums, and is
+// several hundred lines of C the verifier checks; written as instructions
+// by hand it would be several times longer and much harder to review.
+// Elsewhere than Linux on a little-endian CPU, New returns ErrUnsupported.
 package xdp

@@ -367,7 +367,7 @@ func tau(burst uint64, rate float64) uint64 {
 
 // listenEntries are the program's listen table: port, family, address (or
 // any). An IPv6 socket is IPv6 only (the batch layer sets IPV6_V6ONLY).
-func listenEntries(aps []netip.AddrPort) (out [8]querydListen) {
+func listenEntries(aps []netip.AddrPort) (out [len(querydConfig{}.Listen)]querydListen) {
 	for i, ap := range aps {
 		if i == len(out) {
 			break

@@ -1,7 +1,12 @@
 package xdp
 
-// The eBPF program (bpf/queryd.c) compiled with clang through bpf2go; the
-// object and the Go bindings it makes are committed, so that building queryd
-// needs no clang. .ci/run regenerates them with Debian's clang and fails on
-// a difference.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux -type config -type reply -type stats -type listen -type ipkey queryd bpf/queryd.c -- -O2 -g -Wall -Werror -mcpu=v3 -I/usr/include/x86_64-linux-gnu
+// The eBPF programs compiled with clang through bpf2go: bpf/queryd.c (the
+// fast path, the only object the daemon loads) and bpf/test.c (the tests'
+// and the benchmark's programs). The objects and the Go bindings they make
+// are committed, so that building queryd needs no clang; .ci/run
+// regenerates them with Debian's clang and fails on a difference. The
+// headers come from bpf/include (vendored) only: -nostdinc keeps the build
+// off the host's multiarch include folder. -type writes the C structs and
+// enums the Go side shares (consts.h, structs.h) into queryd_bpfel.go.
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux -type config -type reply -type stats -type listen -type ipkey -type slot -type proto -type outcome -type reply_flags queryd bpf/queryd.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux querydtest bpf/test.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include

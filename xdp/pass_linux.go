@@ -10,24 +10,21 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-// Pass is a program that passes every frame, counting the UDP ones, attached
+// Pass is a program that passes every frame (bpf/test.c, in its own
+// object: the daemon never loads it), counting the UDP ones, attached
 // to an interface in native mode. A veth receives the frames its peer sends
 // with XDP_TX only when it has an XDP program (or GRO) itself: the tests and
 // the benchmark put one on the client's end of their veth pair, and the
 // benchmark counts answers with it.
 type Pass struct {
-	objs querydObjects
+	objs querydtestObjects
 	l    link.Link
 }
 
 // AttachPass attaches a Pass to the interface named ifname.
 func AttachPass(ifname string) (*Pass, error) {
-	spec, err := loadQueryd()
-	if err != nil {
-		return nil, err
-	}
 	p := &Pass{}
-	if err := spec.LoadAndAssign(&p.objs, nil); err != nil {
+	if err := loadQuerydtestObjects(&p.objs, nil); err != nil {
 		return nil, fmt.Errorf("load the pass program: %w", err)
 	}
 	ifc, err := net.InterfaceByName(ifname)

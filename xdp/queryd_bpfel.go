@@ -45,14 +45,53 @@ type querydListen struct {
 	Addr [16]uint8
 }
 
+type querydOutcome uint32
+
+const (
+	querydOutcomeOUT_ANSWERED     querydOutcome = 0
+	querydOutcomeOUT_OPEN         querydOutcome = 1
+	querydOutcomeOUT_CHALLENGED   querydOutcome = 2
+	querydOutcomeOUT_RATE_LIMITED querydOutcome = 3
+	querydOutcomeOUT_STALE        querydOutcome = 4
+	querydOutcomeNOUT             querydOutcome = 5
+)
+
+type querydProto uint32
+
+const (
+	querydProtoPROTO_A2S querydProto = 0
+	querydProtoPROTO_GS4 querydProto = 1
+	querydProtoPROTO_Q3  querydProto = 2
+	querydProtoNPROTO    querydProto = 3
+)
+
 type querydReply struct {
 	_     structs.HostLayout
 	Len   uint32
 	Csum  uint32
-	Flags uint32
+	Flags querydReplyFlags
 	Pad   uint32
 	Data  [1472]uint8
 }
+
+type querydReplyFlags uint32
+
+const (
+	querydReplyFlagsREPLY_OPEN querydReplyFlags = 1
+)
+
+type querydSlot uint32
+
+const (
+	querydSlotSLOT_A2S_INFO   querydSlot = 0
+	querydSlotSLOT_A2S_PLAYER querydSlot = 1
+	querydSlotSLOT_A2S_RULES  querydSlot = 2
+	querydSlotSLOT_GS4BASIC   querydSlot = 3
+	querydSlotSLOT_GS4FULL    querydSlot = 4
+	querydSlotSLOT_Q3INFO     querydSlot = 5
+	querydSlotSLOT_Q3STATUS   querydSlot = 6
+	querydSlotNSLOTS          querydSlot = 7
+)
 
 type querydStats struct {
 	_            structs.HostLayout
@@ -68,14 +107,12 @@ type querydStats struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	querydMapConfigMap    = "config_map"
-	querydMapPassUdp      = "pass_udp"
 	querydMapPerip        = "perip"
 	querydMapQ3rate       = "q3rate"
 	querydMapReplies      = "replies"
 	querydMapRepliesEmpty = "replies_empty"
 	querydMapStatsMap     = "stats_map"
 	querydMapUnproven     = "unproven"
-	querydProgQuerydPass  = "queryd_pass"
 	querydProgQuerydXdp   = "queryd_xdp"
 )
 
@@ -121,8 +158,7 @@ type querydSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydProgramSpecs struct {
-	QuerydPass *ebpf.ProgramSpec `ebpf:"queryd_pass"`
-	QuerydXdp  *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
+	QuerydXdp *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
 }
 
 // querydMapSpecs contains maps before they are loaded into the kernel.
@@ -130,7 +166,6 @@ type querydProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
-	PassUdp      *ebpf.MapSpec `ebpf:"pass_udp"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
@@ -166,7 +201,6 @@ func (o *querydObjects) Close() error {
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
-	PassUdp      *ebpf.Map `ebpf:"pass_udp"`
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Q3rate       *ebpf.Map `ebpf:"q3rate"`
 	Replies      *ebpf.Map `ebpf:"replies"`
@@ -178,7 +212,6 @@ type querydMaps struct {
 func (m *querydMaps) Close() error {
 	return _QuerydClose(
 		m.ConfigMap,
-		m.PassUdp,
 		m.Perip,
 		m.Q3rate,
 		m.Replies,
@@ -198,13 +231,11 @@ type querydVariables struct {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydPrograms struct {
-	QuerydPass *ebpf.Program `ebpf:"queryd_pass"`
-	QuerydXdp  *ebpf.Program `ebpf:"queryd_xdp"`
+	QuerydXdp *ebpf.Program `ebpf:"queryd_xdp"`
 }
 
 func (p *querydPrograms) Close() error {
 	return _QuerydClose(
-		p.QuerydPass,
 		p.QuerydXdp,
 	)
 }

@@ -38,10 +38,14 @@ func requests(t *testing.T, fx *fixture, protocol, outcome string) float64 {
 	return 0
 }
 
-// Program rows and columns (enum proto, enum outcome in bpf/queryd.c).
+// Program rows and columns (enum proto, enum outcome in bpf/consts.h).
 const (
-	pA2S, pGS4, pQ3                                 = 0, 1, 2
-	oAnswered, oOpen, oChallenged, oLimited, oStale = 0, 1, 2, 3, 4
+	pA2S, pGS4, pQ3 = protoA2S, protoGS4, protoQ3
+	oAnswered       = int(querydOutcomeOUT_ANSWERED)
+	oOpen           = int(querydOutcomeOUT_OPEN)
+	oChallenged     = int(querydOutcomeOUT_CHALLENGED)
+	oLimited        = int(querydOutcomeOUT_RATE_LIMITED)
+	oStale          = int(querydOutcomeOUT_STALE)
 )
 
 var (

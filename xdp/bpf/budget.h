@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
+//
+// The responder's budgets as GCRAs: one 64-bit theoretical arrival time per
+// bucket, updated with compare-and-swap so that CPUs share it without a lock.
+#pragma once
+
+#include "maps.h"
+
+// gcra takes cost ns from the bucket whose theoretical arrival time is at
+// *tat, if it stays within tau of now; several CPUs may share it.
+static __always_inline int gcra(__u64 *tat, __u64 now, __u64 cost, __u64 tau)
+{
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		__u64 old = *(volatile __u64 *)tat;
+		__u64 base = old > now ? old : now;
+		__u64 next = base + cost;
+		if (next - now > tau)
+			return 0;
+		if (__sync_val_compare_and_swap(tat, old, next) == old)
+			return 1;
+	}
+	return 0;
+}
+
+// cost_ns is what n tokens cost at rate tokens/s, rounded up.
+static __always_inline __u64 cost_ns(__u64 n, __u64 rate)
+{
+	return (n * 1000000000ULL + rate - 1) / rate;
+}
+
+// bucket_allow takes cost from source k's bucket in map m; a source not
+// seen yet (or forgotten by the LRU) starts with a full bucket.
+static __always_inline int bucket_allow(void *m, const struct ipkey *k, __u64 now, __u64 cost, __u64 tau)
+{
+	__u64 *tat = bpf_map_lookup_elem(m, k);
+	if (!tat) {
+		__u64 first = now + cost;
+		if (bpf_map_update_elem(m, k, &first, BPF_NOEXIST) == 0)
+			return 1;
+		tat = bpf_map_lookup_elem(m, k);
+		if (!tat)
+			return 0;
+	}
+	return gcra(tat, now, cost, tau);
+}
+
+// budget applies the per-IP byte budget to a reply of size bytes, and the
+// CPU's share of the unproven budget when it amplifies (responder.limiter).
+static __always_inline int budget(const struct config *c, const struct src *s, __u64 now, __u32 size, int amplifies)
+{
+	__u64 n = size < c->perip_burst ? size : c->perip_burst;
+	if (!bucket_allow(&perip, &s->key, now, cost_ns(n, c->perip_rate), c->perip_tau))
+		return 0;
+	if (!amplifies)
+		return 1;
+	__u32 zero = 0;
+	__u64 *tat = bpf_map_lookup_elem(&unproven, &zero);
+	if (!tat)
+		return 0;
+	n = size < c->unp_burst ? size : c->unp_burst;
+	return gcra(tat, now, cost_ns(n, c->unp_rate), c->unp_tau);
+}

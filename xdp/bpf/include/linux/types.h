@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * queryd's stand-in for <linux/types.h>: the fixed-width types the vendored
+ * <linux/bpf.h> and the program use, for the BPF target only. The system's
+ * header includes <asm/types.h>, which lives in a per-architecture folder
+ * (/usr/include/x86_64-linux-gnu on Debian amd64); these are the same
+ * definitions without it, so that go generate works on any host.
+ */
+#ifndef _LINUX_TYPES_H
+#define _LINUX_TYPES_H
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef signed short __s16;
+typedef unsigned short __u16;
+typedef signed int __s32;
+typedef unsigned int __u32;
+typedef signed long long __s64;
+typedef unsigned long long __u64;
+
+typedef __u16 __le16;
+typedef __u16 __be16;
+typedef __u32 __le32;
+typedef __u32 __be32;
+typedef __u64 __le64;
+typedef __u64 __be64;
+typedef __u16 __sum16;
+typedef __u32 __wsum;
+
+#define __aligned_u64 __u64 __attribute__((aligned(8)))
+#define __aligned_be64 __be64 __attribute__((aligned(8)))
+#define __aligned_le64 __le64 __attribute__((aligned(8)))
+
+typedef unsigned int __poll_t;
+
+#endif

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
+//
+// The program's maps; package xdp fills the config and the replies and
+// reads the counters.
+#pragma once
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "structs.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct config);
+} config_map SEC(".maps");
+
+struct replies_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NSLOTS);
+	__type(key, enum slot);
+	__type(value, struct reply);
+} replies_empty SEC(".maps"); // the first inner array: nothing served yet
+
+// replies holds one inner array of replies; the daemon swaps in a new one
+// whole, so a query never sees half of an update.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct replies_inner);
+} replies SEC(".maps") = {
+	.values = {[0] = &replies_empty},
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stats);
+} stats_map SEC(".maps");
+
+// Per-source state: the theoretical arrival time of a GCRA token bucket
+// (the same limit as a token bucket of burst tokens at rate tokens/s).
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); // set from [limits] tracked_ips at load
+	__type(key, struct ipkey);
+	__type(value, __u64);
+} perip SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ipkey);
+	__type(value, __u64);
+} q3rate SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} unproven SEC(".maps");

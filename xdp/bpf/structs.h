@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0-only)
+//
+// The maps' values (shared with package xdp through bpf2go -type) and the
+// program's own working structs.
+#pragma once
+
+#include <linux/bpf.h>
+
+#include "consts.h"
+#include "net.h"
+
+struct reply {
+	__u32 len;   // 0: not served here (pass to the socket path)
+	__u32 csum;  // ones' complement sum of data as big-endian 16-bit words, folded
+	enum reply_flags flags;
+	__u32 pad;
+	__u8 data[MAX_REPLY];
+};
+
+struct listen {
+	__u16 port; // host order; 0: unused entry
+	__u8 v6;    // 1: an IPv6 address
+	__u8 any;   // 1: any address of the family
+	__u8 addr[16] __attribute__((aligned(4)));
+};
+
+struct config {
+	__u64 k0, k1;      // the challenge issuer's SipHash key
+	__u64 wall_offset; // CLOCK_REALTIME - CLOCK_MONOTONIC in ns (two's complement)
+	__u64 fresh_until; // monotonic ns after which the feed is stale; ~0: never
+	__u64 perip_rate, perip_burst, perip_tau; // bytes/s, bytes, ns (burst/rate)
+	__u64 unp_rate, unp_burst, unp_tau;       // one CPU's share of the unproven budget
+	__u64 q3_cost, q3_tau;                    // ns per Quake 3 request per source (0: no limit), burst ns
+	__u32 mtu;
+	__u32 enabled; // 0: pass everything
+	struct listen listen[MAX_LISTEN];
+};
+
+struct stats {
+	__u64 req[NPROTO][NOUT];
+	__u64 in[NPROTO];
+	__u64 out[NPROTO];
+	__u64 passed;        // datagrams to a listen address left to the socket path
+	__u64 resize_failed; // replies not sent: the driver could not resize the frame (passed)
+};
+
+struct ipkey {
+	__u8 b[16];
+};
+
+// The source as the tokens and the budgets see it.
+struct src {
+	__u64 m0, m1;     // the source address as challenge.Issuer hashes it
+	struct ipkey key; // the source as the budgets see it (IPv4, or IPv6 /64)
+};
+
+// What the reply needs from the request, read before the frame changes.
+struct req {
+	__u8 mac_src[ETH_ALEN], mac_dst[ETH_ALEN];
+	__u32 saddr4, daddr4;
+	struct in6_addr saddr6, daddr6;
+	__u16 sport, dport; // network order
+	__u8 session[4];    // GameSpy4
+	__u32 plen;         // request payload bytes
+};
+
+// small is a reply made in the program (a challenge); at most 16 bytes.
+struct small {
+	__u32 len;
+	__u8 b[16];
+};
+
+// A query being handled: what every protocol's handler reads.
+struct query {
+	struct xdp_md *ctx;
+	const struct config *c;
+	__u8 *p;   // the UDP payload
+	void *end; // the frame's end
+	__u64 now; // bpf_ktime_get_ns
+	int stale; // the feed is stale: drop what would be answered
+	struct req r;
+	struct src s;
+};

@@ -1,0 +1,44 @@
+//go:build linux && (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import "github.com/queryd/queryd/module"
+
+// The program's constants, from the object's BTF (bpf2go -type, in
+// queryd_bpfel.go; the C is bpf/consts.h and bpf/structs.h).
+const (
+	protoA2S  = int(querydProtoPROTO_A2S)
+	protoGS4  = int(querydProtoPROTO_GS4)
+	protoQ3   = int(querydProtoPROTO_Q3)
+	numSlots  = int(querydSlotNSLOTS)
+	replyOpen = querydReplyFlagsREPLY_OPEN
+)
+
+// maxReply is the program's MAX_REPLY: the largest reply it sends (the
+// length of struct reply's data).
+const maxReply = len(querydReply{}.Data)
+
+// protocolLabel names the program's protocol rows in metrics: the
+// protocols' names.
+var protocolLabel = [querydProtoNPROTO]string{protoA2S: "a2s", protoGS4: "gamespy4", protoQ3: "quake3"}
+
+// outcomeLabel names the program's outcome columns (responder's labels;
+// answered without a token counts as "answered", as in the responder).
+var outcomeLabel = [querydOutcomeNOUT]string{
+	querydOutcomeOUT_ANSWERED:     "answered",
+	querydOutcomeOUT_OPEN:         "answered",
+	querydOutcomeOUT_CHALLENGED:   "challenged",
+	querydOutcomeOUT_RATE_LIMITED: "rate_limited",
+	querydOutcomeOUT_STALE:        "stale",
+}
+
+// slotOf maps a module's fast query to the program's reply slot.
+var slotOf = map[module.FastQuery]querydSlot{
+	module.FastA2SInfo:   querydSlotSLOT_A2S_INFO,
+	module.FastA2SPlayer: querydSlotSLOT_A2S_PLAYER,
+	module.FastA2SRules:  querydSlotSLOT_A2S_RULES,
+	module.FastGS4Basic:  querydSlotSLOT_GS4BASIC,
+	module.FastGS4Full:   querydSlotSLOT_GS4FULL,
+	module.FastQ3Info:    querydSlotSLOT_Q3INFO,
+	module.FastQ3Status:  querydSlotSLOT_Q3STATUS,
+}
