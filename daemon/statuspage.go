@@ -12,7 +12,7 @@ func (d *Daemon) newStatus() *status.Sampler {
 	if !d.cfg.Admin.Listen.IsValid() {
 		return nil
 	}
-	return status.New(status.Source{
+	src := status.Source{
 		Snapshot:     d.store.Snapshot,
 		Protocols:    d.Protocols,
 		Listen:       d.udp.Addrs,
@@ -24,7 +24,11 @@ func (d *Daemon) newStatus() *status.Sampler {
 		UnprovenUse:  d.udp.UnprovenUse,
 		DrainSources: d.udp.DrainSources,
 		Build:        status.ReadBuild(d.opts.Version),
-	}, d.log.With("part", "status"))
+	}
+	if d.xdp != nil {
+		src.FastSources = d.xdp.DrainSources // the sources the program answered
+	}
+	return status.New(src, d.log.With("part", "status"))
 }
 
 var _ part = (*status.Sampler)(nil)

@@ -30,6 +30,9 @@ func (*FastPath) SetLimits(responder.Limits) {}
 // Changed does nothing outside Linux.
 func (*FastPath) Changed() {}
 
+// DrainSources returns dst outside Linux.
+func (*FastPath) DrainSources(dst []responder.SourceCount) []responder.SourceCount { return dst }
+
 // Counts returns nothing outside Linux.
 func (*FastPath) Counts() []responder.Counts { return nil }
 
