@@ -82,7 +82,15 @@ type Limits struct {
 	UnprovenRate  ByteSize `toml:"unproven_rate"`  // reply bytes per second to all unproven sources together
 	UnprovenBurst ByteSize `toml:"unproven_burst"` // burst of the unproven budget
 	TrackedIPs    int      `toml:"tracked_ips"`    // sources remembered (LRU); bounds memory
+	// Deny: sources neither the socket path nor the XDP program answers
+	// ("CIDR", or an address alone: its /32 or /128); reloaded on SIGHUP.
+	Deny Prefixes        `toml:"deny"`
+	deny *responder.Deny // Deny parsed once (validateLimits), shared by both paths
 }
+
+// DenyList is [limits] deny, parsed: the one list the socket path and the
+// XDP program both check (nil: none).
+func (l Limits) DenyList() *responder.Deny { return l.deny }
 
 // Admin is [admin]: the HTTP listener for /metrics and /healthz.
 type Admin struct {

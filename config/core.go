@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/queryd/queryd/responder"
 )
 
 func (c *Config) validateListen(errs *Errors) {
@@ -72,6 +74,11 @@ func (c *Config) validateLimits(errs *Errors) {
 	if l.TrackedIPs < 16 || l.TrackedIPs > 1<<24 {
 		errs.Add("limits.tracked_ips", "want 16 to 16777216, got %d", l.TrackedIPs)
 	}
+	d, err := responder.NewDeny(l.Deny)
+	if err != nil {
+		errs.Add("limits.deny", "%v", err)
+	}
+	c.Limits.deny = d
 }
 
 // CheckHostPort accepts "host:port" with a non-empty host and a port 1-65535.

@@ -165,3 +165,43 @@ func (m *XDPMode) UnmarshalText(b []byte) error {
 	}
 	return fmt.Errorf("want native or generic, got %q", b)
 }
+
+// Prefixes is [limits] deny: "CIDR" entries ("198.51.100.0/24",
+// "2001:db8::/32"), or addresses alone (their /32 or /128).
+type Prefixes []netip.Prefix
+
+// decodeKey takes an array of strings, reporting every bad one with its
+// index ("limits.deny[2]").
+func (ps *Prefixes) decodeKey(key string, raw any, errs *Errors) {
+	list, ok := raw.([]any)
+	if !ok {
+		errs.Add(key, "want an array of prefixes such as [\"198.51.100.0/24\", \"2001:db8::/32\"], got %s", tomlType(raw))
+		return
+	}
+	out := make(Prefixes, 0, len(list))
+	for i, v := range list {
+		p, err := parsePrefix(v)
+		if err != nil {
+			errs.Add(fmt.Sprintf("%s[%d]", key, i), "%v", err)
+			continue
+		}
+		out = append(out, p)
+	}
+	*ps = out
+}
+
+// parsePrefix takes "CIDR" or an address alone.
+func parsePrefix(v any) (netip.Prefix, error) {
+	s, ok := v.(string)
+	if !ok {
+		return netip.Prefix{}, fmt.Errorf("want a prefix as a string, got %s", tomlType(v))
+	}
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("want a prefix such as \"198.51.100.0/24\" or \"2001:db8::/32\", or an address, got %q", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}

@@ -39,6 +39,10 @@ func (d *Daemon) Reload() {
 	} else if d.xdp != nil {
 		d.xdp.SetLimits(d.pathLimits(nc))
 	}
+	d.udp.SetDeny(nc.Limits.DenyList())
+	if d.xdp != nil {
+		d.xdp.SetDeny(nc.Limits.DenyList())
+	}
 	d.swapProtocols(protos)
 	for _, k := range nc.RestartKeys(d.cfg) {
 		d.log.Warn("SIGHUP: change needs a restart to take effect", "key", k)

@@ -61,6 +61,7 @@ func (d *Daemon) newUDP() (part, error) {
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,
 		Limits:     limitsOf(c),
+		Deny:       c.Limits.DenyList(),
 		Silent:     d.stale,
 		Clock:      d.clock,
 		Logger:     d.log.With("part", "udp"),

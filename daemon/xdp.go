@@ -21,10 +21,11 @@ func (d *Daemon) newXDP() (part, error) {
 	lim := shareLimits(limitsOf(d.cfg))
 	f, err := xdp.New(xdp.Config{
 		Interfaces: c.Interfaces,
-		Mode:       string(c.Mode),
+		Mode:       xdpModes[c.Mode],
 		Listen:     d.udp.Addrs(),
 		Issuer:     d.issuer,
 		Limits:     lim,
+		Deny:       d.cfg.Limits.DenyList(),
 		LastFed:    d.feed.LastFed,
 		StaleAfter: time.Duration(d.cfg.Feed.StaleAfter),
 		Logger:     d.log.With("part", "xdp"),
@@ -45,6 +46,11 @@ func (d *Daemon) newXDP() (part, error) {
 	f.SetProtocols(protocolsOf(d.protos))
 	return f, nil
 }
+
+// xdpModes are [xdp] mode's values as package xdp names them (config
+// cannot import xdp: the protocol packages' config types import config,
+// and xdp's tests import the protocol packages).
+var xdpModes = map[config.XDPMode]xdp.Mode{config.XDPNative: xdp.ModeNative, config.XDPGeneric: xdp.ModeGeneric}
 
 // protocolsOf returns the live handlers.
 func protocolsOf(protos []live) []module.Protocol {

@@ -16,6 +16,7 @@ const (
 	outSilent                                     // the feed is stale: nothing is answered
 	outForwarded                                  // handed to the relay (relay mode)
 	outPanic                                      // serving it panicked; recovered, nothing sent
+	outDenied                                     // the source is in [limits] deny
 	numOutcomes
 )
 
@@ -34,6 +35,8 @@ func outcomeLabel(o int) string {
 		return "forwarded"
 	case outPanic:
 		return "panic"
+	case outDenied:
+		return "denied"
 	}
 	return wire.Outcome(o).String()
 }

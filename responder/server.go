@@ -34,6 +34,9 @@ type Config struct {
 	DisableGSO bool
 	MaxRequest int // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
 	Limits     Limits
+	// Deny, when set, is [limits] deny: datagrams from its sources are
+	// dropped, counted as outcome "denied" (relay traffic included).
+	Deny *Deny
 	// Silent, when set, is asked once per batch; while it returns true (the
 	// feed is stale) nothing is answered.
 	Silent func(now time.Time) bool
@@ -66,6 +69,7 @@ type Server struct {
 	metrics  *Metrics
 	route    atomic.Pointer[routing]
 	limit    atomic.Pointer[limiter]
+	deny     atomic.Pointer[Deny]
 	socks    socketSet
 	sessions atomic.Int64 // receive loops made so far
 	panics   panicLog     // recovered panics' log, at most one a second
@@ -120,8 +124,12 @@ func New(cfg Config, handlers ...Handler) (*Server, error) {
 		return nil, err
 	}
 	s.SetHandlers(handlers...)
+	s.SetDeny(cfg.Deny)
 	return s, nil
 }
+
+// SetDeny replaces the [limits] deny list (on reload); nil denies nothing.
+func (s *Server) SetDeny(d *Deny) { s.deny.Store(d) }
 
 // SetHandlers replaces the protocol handlers (on reload); queries in flight
 // finish with the old ones.
@@ -237,6 +245,7 @@ type batchState struct {
 	now    time.Time
 	rt     *routing
 	lim    *limiter
+	deny   *Deny
 	silent bool
 	debug  bool // the logger is at debug level
 }
@@ -245,7 +254,7 @@ type batchState struct {
 func (s *Server) beginBatch(ss *session) {
 	ss.top.begin()
 	b := &ss.batch
-	*b = batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load()}
+	*b = batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load(), deny: s.deny.Load()}
 	if s.cfg.Clock != nil {
 		s.cfg.Clock.Set(b.now)
 	}
@@ -282,6 +291,10 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 	if idx >= 0 {
 		row = b.rt.rows[idx]
 		ss.row = row
+	}
+	if b.deny != nil && b.deny.Contains(src.Addr()) {
+		ss.count(row, outDenied, len(req), 0)
+		return nil
 	}
 	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
 		s.cfg.Forward.Forward(req, src, localAddr(oob), back)

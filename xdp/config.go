@@ -12,22 +12,17 @@ import (
 	"github.com/queryd/queryd/responder"
 )
 
-// Attach modes (config.XDPMode's values).
-const (
-	ModeNative  = "native"  // in the driver; falls back to generic with a warning
-	ModeGeneric = "generic" // after the kernel made an skb: any driver, slower
-)
-
 // ErrUnsupported is New's error where the fast path cannot exist (not Linux).
 var ErrUnsupported = errors.New("the XDP fast path needs Linux")
 
 // Config configures the fast path.
 type Config struct {
 	Interfaces []string         // attach to these (at least one)
-	Mode       string           // ModeNative (default) or ModeGeneric
+	Mode       Mode             // ModeNative (default) or ModeGeneric
 	Listen     []netip.AddrPort // [listen] udp: the addresses it answers for
 	Issuer     *challenge.Issuer
 	Limits     responder.Limits
+	Deny       *responder.Deny // [limits] deny, the socket path's list (nil: none)
 	// LastFed and StaleAfter: the feed's last message (zero: never) and
 	// [feed] stale_after (0: never stale), as feed.Server.Stale reads them.
 	LastFed    func() time.Time

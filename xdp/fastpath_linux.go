@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -33,12 +34,16 @@ const syncEvery = 50 * time.Millisecond
 type FastPath struct {
 	cfg        Config
 	log        *slog.Logger
-	objs       querydObjects
-	inner      *ebpf.MapSpec // a replies array, made anew for each publication
+	spec       *ebpf.CollectionSpec
+	maps       querydMaps
+	mapsByName map[string]*ebpf.Map // the same maps, for loading a program per interface
+	inner      *ebpf.MapSpec        // a replies array, made anew for each publication
 	links      []attached
+	net        *netWatch
 	ncpu       int
 	protos     atomic.Pointer[[]module.Protocol]
 	limits     atomic.Pointer[responder.Limits]
+	deny       atomic.Pointer[responder.Deny]
 	kick       chan struct{}
 	disabled   atomic.Bool  // tests: pass everything to the socket path
 	clockShift atomic.Int64 // tests: ns added to the program's wall clock (token epochs)
@@ -47,6 +52,8 @@ type FastPath struct {
 	last     [numSlots]querydReply
 	drained  sourceBuf // DrainSources' batch buffer
 	lastCfg  querydConfig
+	lastNet  netState
+	lastDeny map[querydDenykey]bool
 	updates  uint64 // reply publications
 	closed   bool
 	closeErr error
@@ -54,8 +61,12 @@ type FastPath struct {
 
 // attached is one interface the program is attached to.
 type attached struct {
-	name, mode string
-	link       link.Link
+	name  string
+	index uint32
+	mode  Mode
+	bound bool // the device-bound program (it reads the VLAN tag the driver took off)
+	prog  *ebpf.Program
+	link  link.Link
 }
 
 // New loads the program and attaches it to every configured interface
@@ -65,9 +76,6 @@ type attached struct {
 func New(cfg Config) (f *FastPath, err error) {
 	if len(cfg.Interfaces) == 0 {
 		return nil, errors.New("no interface to attach to")
-	}
-	if cfg.Mode == "" {
-		cfg.Mode = ModeNative
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -83,12 +91,12 @@ func New(cfg Config) (f *FastPath, err error) {
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapQ3rate].MaxEntries = tracked
 	spec.Maps[querydMapBedrate].MaxEntries = tracked
-	f = &FastPath{cfg: cfg, log: cfg.Logger, inner: spec.Maps[querydMapReplies].InnerMap.Copy(), kick: make(chan struct{}, 1)}
+	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(), kick: make(chan struct{}, 1)}
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}
-	if err := spec.LoadAndAssign(&f.objs, nil); err != nil {
-		return nil, fmt.Errorf("load the XDP program (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
+	if err := f.loadMaps(); err != nil {
+		return nil, fmt.Errorf("load the XDP maps (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
 	}
 	loaded := f // the returns below set f to nil
 	defer func() {
@@ -96,10 +104,18 @@ func New(cfg Config) (f *FastPath, err error) {
 			loaded.close()
 		}
 	}()
+	if f.net, err = openNetWatch(); err != nil {
+		return nil, err
+	}
 	l := cfg.Limits
 	f.limits.Store(&l)
+	f.deny.Store(cfg.Deny)
 	mtu, err := f.attachAll()
 	if err != nil {
+		return nil, err
+	}
+	// The interfaces' addresses and the deny list before the first query.
+	if err := errors.Join(f.syncNet(), f.syncDeny()); err != nil {
 		return nil, err
 	}
 	f.lastCfg.Mtu = uint32(mtu)
@@ -133,25 +149,95 @@ func (f *FastPath) attachAll() (int, error) {
 	return mtu, nil
 }
 
-// attach links the program to ifc in the configured mode; native falls
-// back to generic with a warning.
-func (f *FastPath) attach(ifc *net.Interface) (attached, error) {
-	mode := f.cfg.Mode
-	flags := link.XDPDriverMode
-	if mode == ModeGeneric {
-		flags = link.XDPGenericMode
-	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.QuerydXdp, Interface: ifc.Index, Flags: flags})
-	if err != nil && mode == ModeNative {
-		f.log.Warn("XDP: native mode refused; falling back to generic (slower)", "interface", ifc.Name, "err", err)
-		mode = ModeGeneric
-		l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.QuerydXdp, Interface: ifc.Index, Flags: link.XDPGenericMode})
-	}
+// loadMaps creates the program's maps once; every interface's program
+// uses them.
+func (f *FastPath) loadMaps() error {
+	ms := f.spec.Copy()
+	ms.Programs = nil
+	coll, err := ebpf.NewCollection(ms)
 	if err != nil {
-		return attached{}, fmt.Errorf("attach XDP to %q (needs CAP_NET_ADMIN): %w", ifc.Name, err)
+		return err
 	}
-	f.log.Info("XDP fast path attached", "interface", ifc.Name, "mode", mode)
-	return attached{name: ifc.Name, mode: mode, link: l}, nil
+	f.mapsByName = maps.Clone(coll.Maps)
+	return coll.Assign(&f.maps)
+}
+
+// loadProgram loads the program named name, bound to device ifindex when
+// bound (the only way to read the VLAN tag the driver took off).
+func (f *FastPath) loadProgram(name string, ifindex int, bound bool) (*ebpf.Program, error) {
+	ps := f.spec.Copy()
+	for n := range ps.Programs {
+		if n != name {
+			delete(ps.Programs, n)
+		}
+	}
+	if bound {
+		ps.Programs[name].Ifindex = uint32(ifindex)
+		ps.Programs[name].Flags |= unix.BPF_F_XDP_DEV_BOUND_ONLY
+	}
+	var obj struct {
+		P *ebpf.Program `ebpf:"prog"`
+	}
+	ps.Programs["prog"] = ps.Programs[name]
+	delete(ps.Programs, name)
+	if err := ps.LoadAndAssign(&obj, &ebpf.CollectionOptions{MapReplacements: f.mapsByName}); err != nil {
+		return nil, fmt.Errorf("load the XDP program (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
+	}
+	return obj.P, nil
+}
+
+// attach links the program to ifc in the configured mode. Native mode
+// takes the device-bound program (it reads the VLAN tag the driver took
+// off, Linux 6.8), else the unbound one (an interface with VLAN devices on
+// it then passes every frame), else falls back to generic with a warning.
+func (f *FastPath) attach(ifc *net.Interface) (attached, error) {
+	a := attached{name: ifc.Name, index: uint32(ifc.Index), mode: f.cfg.Mode}
+	var err error
+	if a.mode == ModeNative {
+		for _, bound := range []bool{true, false} {
+			name := "queryd_xdp"
+			if bound {
+				name = "queryd_xdp_dev"
+			}
+			if a.prog, err = f.loadProgram(name, ifc.Index, bound); err == nil {
+				if a.link, err = link.AttachXDP(link.XDPOptions{Program: a.prog, Interface: ifc.Index, Flags: link.XDPDriverMode}); err == nil {
+					a.bound = bound
+					break
+				}
+				a.prog.Close()
+			}
+			if held(err) {
+				return attached{}, fmt.Errorf("attach XDP to %q: another XDP program (another queryd?) holds %s: %w", ifc.Name, ifc.Name, err)
+			}
+			if bound {
+				f.log.Info("XDP: the device-bound program was refused; VLAN tags taken off by the driver cannot be read (interfaces with VLAN devices pass every frame)", "interface", ifc.Name, "err", err)
+			}
+		}
+		if err != nil {
+			f.log.Warn("XDP: native mode refused; falling back to generic (slower)", "interface", ifc.Name, "err", err)
+			a.mode = ModeGeneric
+		}
+	}
+	if a.mode == ModeGeneric {
+		if a.prog, err = f.loadProgram("queryd_xdp", ifc.Index, false); err != nil {
+			return attached{}, err
+		}
+		if a.link, err = link.AttachXDP(link.XDPOptions{Program: a.prog, Interface: ifc.Index, Flags: link.XDPGenericMode}); err != nil {
+			a.prog.Close()
+			if held(err) {
+				return attached{}, fmt.Errorf("attach XDP to %q: another XDP program (another queryd?) holds %s: %w", ifc.Name, ifc.Name, err)
+			}
+			return attached{}, fmt.Errorf("attach XDP to %q (needs CAP_NET_ADMIN): %w", ifc.Name, err)
+		}
+	}
+	f.log.Info("XDP fast path attached", "interface", ifc.Name, "mode", a.mode, "vlan_tag_read", a.bound)
+	return a, nil
+}
+
+// held reports whether an attach failed because another XDP program is
+// attached to the interface (in the same or the other mode).
+func held(err error) bool {
+	return errors.Is(err, unix.EBUSY) || errors.Is(err, unix.EEXIST)
 }
 
 // Name is the part's label in logs.
@@ -162,6 +248,13 @@ func (f *FastPath) Name() string { return "xdp" }
 func (f *FastPath) SetProtocols(ps []module.Protocol) {
 	ps = append([]module.Protocol(nil), ps...)
 	f.protos.Store(&ps)
+	f.Changed()
+}
+
+// SetDeny replaces the [limits] deny list (on reload): the socket path's,
+// the same one.
+func (f *FastPath) SetDeny(d *responder.Deny) {
+	f.deny.Store(d)
 	f.Changed()
 }
 
@@ -195,15 +288,31 @@ func (f *FastPath) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-f.kick:
+			f.denyLogged()
 			f.syncLogged()
 			f.publishLogged()
+		case <-f.net.changed:
+			f.netLogged()
 		case now := <-tick.C:
 			f.syncLogged()
 			if s := now.Unix(); s != sec {
 				sec = s
+				f.netLogged() // in case a notice was lost
 				f.publishLogged()
 			}
 		}
+	}
+}
+
+func (f *FastPath) netLogged() {
+	if err := f.syncNet(); err != nil {
+		f.log.Warn("XDP: reading the interfaces' addresses", "err", err)
+	}
+}
+
+func (f *FastPath) denyLogged() {
+	if err := f.syncDeny(); err != nil {
+		f.log.Warn("XDP: writing the deny list", "err", err)
 	}
 }
 
@@ -248,7 +357,7 @@ func (f *FastPath) publish(now time.Time) error {
 			return fmt.Errorf("reply %d: %w", i, err)
 		}
 	}
-	if err := f.objs.Replies.Put(uint32(0), m); err != nil {
+	if err := f.maps.Replies.Put(uint32(0), m); err != nil {
 		return fmt.Errorf("swap the replies: %w", err)
 	}
 	f.last = slots
@@ -292,6 +401,11 @@ func (f *FastPath) syncConfig() error {
 	c.FreshUntil = f.freshUntil(wall, mono)
 	f.setBudgets(&c)
 	c.Listen = listenEntries(f.cfg.Listen)
+	c.Deny = uint32(len(f.lastDeny))
+	c.Routes = 0
+	if f.lastNet.routes != nil && !f.lastNet.full {
+		c.Routes = 1
+	}
 	c.Enabled = 1
 	if f.disabled.Load() {
 		c.Enabled = 0
@@ -299,7 +413,7 @@ func (f *FastPath) syncConfig() error {
 	if c == f.lastCfg && c.K0 != 0 {
 		return nil
 	}
-	if err := f.objs.ConfigMap.Put(uint32(0), &c); err != nil {
+	if err := f.maps.ConfigMap.Put(uint32(0), &c); err != nil {
 		return err
 	}
 	f.lastCfg = c
@@ -435,7 +549,7 @@ func (f *FastPath) stats() (querydStats, bool) {
 		return sum, false
 	}
 	var per []querydStats
-	if err := f.objs.StatsMap.Lookup(uint32(0), &per); err != nil {
+	if err := f.maps.StatsMap.Lookup(uint32(0), &per); err != nil {
 		return sum, false
 	}
 	for _, s := range per {
@@ -446,7 +560,9 @@ func (f *FastPath) stats() (querydStats, bool) {
 			sum.In[p] += s.In[p]
 			sum.Out[p] += s.Out[p]
 		}
-		sum.Passed += s.Passed
+		for r := range s.Passed {
+			sum.Passed[r] += s.Passed[r]
+		}
 		sum.ResizeFailed += s.ResizeFailed
 	}
 	return sum, true
@@ -467,10 +583,121 @@ func (f *FastPath) close() error {
 		} else {
 			f.log.Info("XDP fast path detached", "interface", a.name)
 		}
+		a.prog.Close()
 	}
-	if err := f.objs.Close(); err != nil {
+	if f.net != nil {
+		f.net.close()
+	}
+	if err := f.maps.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	f.closeErr = errors.Join(errs...)
 	return f.closeErr
+}
+
+// syncNet writes the interfaces' MACs, VLAN flags and addresses into the
+// program's maps when netlink says they changed.
+func (f *FastPath) syncNet() error {
+	want := map[uint32]bool{}
+	for _, a := range f.links {
+		want[a.index] = true
+	}
+	st, err := f.net.state(want)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	var errs []error
+	for idx, info := range st.ifaces {
+		v := querydIface{Mac: info.mac}
+		if info.vlanUppers {
+			v.Flags = querydIfaceFlagsIFACE_VLAN_UPPERS
+		}
+		if old, ok := f.lastNet.ifaces[idx]; ok && old == info {
+			continue
+		}
+		errs = append(errs, f.maps.Ifaces.Put(idx, &v))
+	}
+	for idx := range f.lastNet.ifaces {
+		if _, ok := st.ifaces[idx]; !ok {
+			errs = append(errs, f.maps.Ifaces.Delete(idx))
+		}
+	}
+	for k, kind := range f.lastNet.addrs {
+		if now, ok := st.addrs[k]; !ok || now != kind {
+			errs = append(errs, f.maps.LocalAddrs.Delete(k))
+		}
+	}
+	for k, kind := range st.addrs {
+		if old, ok := f.lastNet.addrs[k]; !ok || old != kind {
+			if err := f.maps.LocalAddrs.Put(k, &kind); err != nil {
+				delete(st.addrs, k) // full (more than MAX_ADDRS): queries to it pass
+				errs = append(errs, fmt.Errorf("local address table: %w", err))
+			}
+		}
+	}
+	for k, oif := range f.lastNet.routes {
+		if now, ok := st.routes[k]; !ok || now != oif {
+			errs = append(errs, f.maps.Routes.Delete(k))
+		}
+	}
+	for k, oif := range st.routes {
+		if old, ok := f.lastNet.routes[k]; !ok || old != oif {
+			if err := f.maps.Routes.Put(k, &oif); err != nil {
+				st.full = true
+				errs = append(errs, fmt.Errorf("routes table: %w", err))
+			}
+		}
+	}
+	if st.full != f.lastNet.full && st.full {
+		f.log.Warn("XDP: more routes than the program mirrors; on interfaces that do not forward, queries pass to the socket path", "max", maxRoutes)
+	}
+	f.lastNet = st
+	f.mu.Unlock()
+	errs = append(errs, f.syncConfig())
+	f.mu.Lock()
+	return errors.Join(errs...)
+}
+
+// syncDeny writes [limits] deny into the program's trie when it changed,
+// then the config map's count of its entries (0: the program skips the
+// lookup).
+func (f *FastPath) syncDeny() error {
+	want := map[querydDenykey]bool{}
+	for _, p := range f.deny.Load().Prefixes() {
+		want[denyKey(p)] = true
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	var errs []error
+	for k := range want {
+		if !f.lastDeny[k] {
+			one := uint8(1)
+			errs = append(errs, f.maps.Deny.Put(k, &one))
+		}
+	}
+	for k := range f.lastDeny {
+		if !want[k] {
+			errs = append(errs, f.maps.Deny.Delete(k))
+		}
+	}
+	f.lastDeny = want
+	f.mu.Unlock()
+	return errors.Join(append(errs, f.syncConfig())...)
+}
+
+// denyKey is the trie key of p: IPv4 as ::ffff:a.b.c.d/96+n.
+func denyKey(p netip.Prefix) querydDenykey {
+	bits := p.Bits()
+	if p.Addr().Is4() {
+		bits += 96
+	}
+	return querydDenykey{Prefixlen: uint32(bits), Addr: p.Addr().As16()}
 }

@@ -131,6 +131,9 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 	done := make(chan error, 1)
 	go func() { done <- fx.fp.Serve(ctx) }()
 	t.Cleanup(func() {
+		if st, ok := fx.fp.stats(); ok {
+			t.Logf("the program passed, by reason (other, not_local, martian, malformed, vlan, no_route): %v", st.Passed)
+		}
 		cancel()
 		<-done
 		fx.srv.Close()

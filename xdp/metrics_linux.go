@@ -10,7 +10,7 @@ var (
 	descAttached = prometheus.NewDesc("queryd_xdp_attached",
 		"1 for each interface the XDP fast path is attached to, with its mode (native or generic).", []string{"interface", "mode"}, nil)
 	descPassed = prometheus.NewDesc("queryd_xdp_passed_total",
-		"Datagrams to queryd's listen addresses that the XDP fast path passed to the socket path (not a query it answers, a reply of several datagrams, a token it does not check).", nil, nil)
+		"Datagrams to queryd's listen addresses that the XDP fast path passed to the socket path (the kernel), by reason: other (not a query it answers, a reply of several datagrams, a token it does not check), not_local (not to this interface's MAC or addresses), martian (a source the kernel would not answer), malformed (a header the kernel drops), vlan (it came with a VLAN tag, or may have), no_route (the route back is not through this interface, or its neighbour is unknown).", []string{"reason"}, nil)
 	descResize = prometheus.NewDesc("queryd_xdp_resize_failed_total",
 		"Replies the XDP fast path could not send because the driver could not resize the frame; the query went to the socket path.", nil, nil)
 	descRequests = prometheus.NewDesc("queryd_xdp_requests_total",
@@ -39,11 +39,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	c.f.mu.Unlock()
 	if !closed {
 		for _, a := range c.f.links {
-			ch <- prometheus.MustNewConstMetric(descAttached, prometheus.GaugeValue, 1, a.name, a.mode)
+			ch <- prometheus.MustNewConstMetric(descAttached, prometheus.GaugeValue, 1, a.name, a.mode.String())
 		}
 	}
 	if ok {
-		ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(st.Passed))
+		for r, n := range st.Passed {
+			ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(n), passLabel[r])
+		}
 		ch <- prometheus.MustNewConstMetric(descResize, prometheus.CounterValue, float64(st.ResizeFailed))
 		for _, c := range countsOf(st) {
 			for outcome, n := range c.Requests {

@@ -46,11 +46,9 @@ func needXDP(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("XDP tests need ip(8) (iproute2) to make network namespaces: skipped")
 	}
-	var objs querydObjects
-	if err := loadQuerydObjects(&objs, nil); err != nil {
+	if err := loadUnbound(); err != nil {
 		t.Skipf("the kernel refuses the XDP program: %v: skipped", err)
 	}
-	objs.Close()
 }
 
 func run(args ...string) error {

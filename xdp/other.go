@@ -27,6 +27,9 @@ func (*FastPath) SetProtocols([]module.Protocol) {}
 // SetLimits does nothing outside Linux.
 func (*FastPath) SetLimits(responder.Limits) {}
 
+// SetDeny does nothing outside Linux.
+func (*FastPath) SetDeny(*responder.Deny) {}
+
 // Changed does nothing outside Linux.
 func (*FastPath) Changed() {}
 

@@ -140,8 +140,8 @@ func TestXDPProtocolsPassTheRest(t *testing.T) {
 	if st1.Req != st0.Req {
 		t.Fatal("the program answered or dropped what it must pass")
 	}
-	if st1.Passed < st0.Passed+5 {
-		t.Fatalf("passed %d datagrams, want 5", st1.Passed-st0.Passed)
+	if other := querydPassReasonPASS_OTHER; st1.Passed[other] < st0.Passed[other]+5 {
+		t.Fatalf("passed %d datagrams as other, want 5 (all: %v)", st1.Passed[other]-st0.Passed[other], st1.Passed)
 	}
 	if n := requests(t, fx, "sqp", "malformed") + requests(t, fx, "sagl", "malformed") + requests(t, fx, "bedrock", "malformed"); n != 3 {
 		t.Fatalf("the socket path counted %v malformed, want 3", n)

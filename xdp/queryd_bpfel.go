@@ -13,6 +13,19 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type querydAddrKind uint32
+
+const (
+	querydAddrKindADDR_LOCAL     querydAddrKind = 1
+	querydAddrKindADDR_BROADCAST querydAddrKind = 2
+)
+
+type querydAddrkey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Addr    [16]uint8
+}
+
 type querydConfig struct {
 	_           structs.HostLayout
 	K0          uint64
@@ -31,8 +44,29 @@ type querydConfig struct {
 	BedrockTau  uint64
 	Mtu         uint32
 	Enabled     uint32
+	Deny        uint32
+	Routes      uint32
 	Listen      [8]querydListen
 }
+
+type querydDenykey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Addr      [16]uint8
+}
+
+type querydIface struct {
+	_     structs.HostLayout
+	Mac   [6]uint8
+	Pad   [2]uint8
+	Flags querydIfaceFlags
+}
+
+type querydIfaceFlags uint32
+
+const (
+	querydIfaceFlagsIFACE_VLAN_UPPERS querydIfaceFlags = 1
+)
 
 type querydIpkey struct {
 	_ structs.HostLayout
@@ -55,7 +89,20 @@ const (
 	querydOutcomeOUT_CHALLENGED   querydOutcome = 2
 	querydOutcomeOUT_RATE_LIMITED querydOutcome = 3
 	querydOutcomeOUT_STALE        querydOutcome = 4
-	querydOutcomeNOUT             querydOutcome = 5
+	querydOutcomeOUT_DENIED       querydOutcome = 5
+	querydOutcomeNOUT             querydOutcome = 6
+)
+
+type querydPassReason uint32
+
+const (
+	querydPassReasonPASS_OTHER     querydPassReason = 0
+	querydPassReasonPASS_NOT_LOCAL querydPassReason = 1
+	querydPassReasonPASS_MARTIAN   querydPassReason = 2
+	querydPassReasonPASS_MALFORMED querydPassReason = 3
+	querydPassReasonPASS_VLAN      querydPassReason = 4
+	querydPassReasonPASS_NO_ROUTE  querydPassReason = 5
+	querydPassReasonNPASS          querydPassReason = 6
 )
 
 type querydProto uint32
@@ -106,15 +153,15 @@ const (
 
 type querydSourceCount struct {
 	_ structs.HostLayout
-	N [5]uint64
+	N [6]uint64
 }
 
 type querydStats struct {
 	_            structs.HostLayout
-	Req          [6][5]uint64
+	Req          [6][6]uint64
 	In           [6]uint64
 	Out          [6]uint64
-	Passed       uint64
+	Passed       [6]uint64
 	ResizeFailed uint64
 }
 
@@ -122,16 +169,21 @@ type querydStats struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydMapBedrate      = "bedrate"
-	querydMapConfigMap    = "config_map"
-	querydMapPerip        = "perip"
-	querydMapQ3rate       = "q3rate"
-	querydMapReplies      = "replies"
-	querydMapRepliesEmpty = "replies_empty"
-	querydMapSources      = "sources"
-	querydMapStatsMap     = "stats_map"
-	querydMapUnproven     = "unproven"
-	querydProgQuerydXdp   = "queryd_xdp"
+	querydMapBedrate       = "bedrate"
+	querydMapConfigMap     = "config_map"
+	querydMapDeny          = "deny"
+	querydMapIfaces        = "ifaces"
+	querydMapLocalAddrs    = "local_addrs"
+	querydMapPerip         = "perip"
+	querydMapQ3rate        = "q3rate"
+	querydMapReplies       = "replies"
+	querydMapRepliesEmpty  = "replies_empty"
+	querydMapRoutes        = "routes"
+	querydMapSources       = "sources"
+	querydMapStatsMap      = "stats_map"
+	querydMapUnproven      = "unproven"
+	querydProgQuerydXdp    = "queryd_xdp"
+	querydProgQuerydXdpDev = "queryd_xdp_dev"
 )
 
 // loadQueryd returns the embedded CollectionSpec for queryd.
@@ -176,7 +228,8 @@ type querydSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydProgramSpecs struct {
-	QuerydXdp *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
+	QuerydXdp    *ebpf.ProgramSpec `ebpf:"queryd_xdp"`
+	QuerydXdpDev *ebpf.ProgramSpec `ebpf:"queryd_xdp_dev"`
 }
 
 // querydMapSpecs contains maps before they are loaded into the kernel.
@@ -185,10 +238,14 @@ type querydProgramSpecs struct {
 type querydMapSpecs struct {
 	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
+	Deny         *ebpf.MapSpec `ebpf:"deny"`
+	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
+	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes       *ebpf.MapSpec `ebpf:"routes"`
 	Sources      *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
@@ -222,10 +279,14 @@ func (o *querydObjects) Close() error {
 type querydMaps struct {
 	Bedrate      *ebpf.Map `ebpf:"bedrate"`
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
+	Deny         *ebpf.Map `ebpf:"deny"`
+	Ifaces       *ebpf.Map `ebpf:"ifaces"`
+	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Q3rate       *ebpf.Map `ebpf:"q3rate"`
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
+	Routes       *ebpf.Map `ebpf:"routes"`
 	Sources      *ebpf.Map `ebpf:"sources"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
@@ -235,10 +296,14 @@ func (m *querydMaps) Close() error {
 	return _QuerydClose(
 		m.Bedrate,
 		m.ConfigMap,
+		m.Deny,
+		m.Ifaces,
+		m.LocalAddrs,
 		m.Perip,
 		m.Q3rate,
 		m.Replies,
 		m.RepliesEmpty,
+		m.Routes,
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,
@@ -255,12 +320,14 @@ type querydVariables struct {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydPrograms struct {
-	QuerydXdp *ebpf.Program `ebpf:"queryd_xdp"`
+	QuerydXdp    *ebpf.Program `ebpf:"queryd_xdp"`
+	QuerydXdpDev *ebpf.Program `ebpf:"queryd_xdp_dev"`
 }
 
 func (p *querydPrograms) Close() error {
 	return _QuerydClose(
 		p.QuerydXdp,
+		p.QuerydXdpDev,
 	)
 }
 

@@ -37,13 +37,13 @@ func (f *FastPath) DrainSources(dst []responder.SourceCount) []responder.SourceC
 	}
 	b := &f.drained
 	if b.keys == nil {
-		n := f.objs.Sources.MaxEntries()
+		n := f.maps.Sources.MaxEntries()
 		b.keys = make([]querydIpkey, n)
 		b.vals = make([]querydSourceCount, n)
 	}
 	var cursor ebpf.MapBatchCursor
 	for {
-		n, err := f.objs.Sources.BatchLookupAndDelete(&cursor, b.keys, b.vals, nil)
+		n, err := f.maps.Sources.BatchLookupAndDelete(&cursor, b.keys, b.vals, nil)
 		for i := range n {
 			dst = append(dst, sourceCountOf(b.keys[i], b.vals[i]))
 		}

@@ -36,6 +36,17 @@ var outcomeLabel = [querydOutcomeNOUT]string{
 	querydOutcomeOUT_CHALLENGED:   "challenged",
 	querydOutcomeOUT_RATE_LIMITED: "rate_limited",
 	querydOutcomeOUT_STALE:        "stale",
+	querydOutcomeOUT_DENIED:       "denied",
+}
+
+// passLabel names the reasons of queryd_xdp_passed_total.
+var passLabel = [querydPassReasonNPASS]string{
+	querydPassReasonPASS_OTHER:     "other",
+	querydPassReasonPASS_NOT_LOCAL: "not_local",
+	querydPassReasonPASS_MARTIAN:   "martian",
+	querydPassReasonPASS_MALFORMED: "malformed",
+	querydPassReasonPASS_VLAN:      "vlan",
+	querydPassReasonPASS_NO_ROUTE:  "no_route",
 }
 
 // slotOf maps a module's fast query to the program's reply slot: one per

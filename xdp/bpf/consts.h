@@ -27,7 +27,30 @@ enum slot {
 
 // Protocols and outcomes: the rows and columns of the counters.
 enum proto { PROTO_A2S, PROTO_GS4, PROTO_Q3, PROTO_SQP, PROTO_BEDROCK, PROTO_SAGL, NPROTO };
-enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, NOUT };
+enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
+
+// Why a datagram to a listen address was left to the socket path (the
+// kernel): the reasons of queryd_xdp_passed_total.
+enum pass_reason {
+	PASS_OTHER,     // not a query the program answers (or a reply it does not send)
+	PASS_NOT_LOCAL, // not addressed to this interface: destination MAC or IP
+	PASS_MARTIAN,   // a source the kernel would not answer: multicast MAC, martian IP
+	PASS_MALFORMED, // a header the kernel drops: lengths, version, checksums
+	PASS_VLAN,      // it came with a VLAN tag (stripped by the driver), or may have
+	PASS_NO_ROUTE,  // the route back is not this interface, or its neighbour is unknown
+	NPASS,
+};
+
+// Address table values (local_addrs).
+enum addr_kind {
+	ADDR_LOCAL = 1,     // an address of the interface: queries to it are answered
+	ADDR_BROADCAST = 2, // its subnet broadcast: never a source, never answered
+};
+
+// Interface flags (struct iface).
+enum iface_flags {
+	IFACE_VLAN_UPPERS = 1, // the interface has VLAN devices on it
+};
 
 // Reply flags.
 enum reply_flags {
@@ -38,7 +61,11 @@ enum reply_flags {
 // arrays (struct reply's data, struct config's listen).
 #define MAX_REPLY 1472 // one Ethernet frame's UDP payload over IPv4 at MTU 1500
 #define MAX_LISTEN 8   // listen table entries
-#define MAX_SOURCES 4096 // sources counted between two drains (the sources map)
+#define MAX_IFACES 64  // interfaces the program may be attached to
+#define MAX_ADDRS 4096 // local addresses of those interfaces
+#define MAX_DENY 4096  // [limits] deny prefixes
+#define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
+#define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
 
 #define SQP_CHUNKS (SLOT_SQP_QUERY_LAST - SLOT_SQP_QUERY + 1) // SQP chunks bytes with a slot each
 

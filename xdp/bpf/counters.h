@@ -11,16 +11,17 @@ static __always_inline struct stats *stats(void)
 	return bpf_map_lookup_elem(&stats_map, &zero);
 }
 
+// no_counts is a new source's entry in the sources map (from read-only
+// data: the program's stack has no room to spare).
+static const struct source_count no_counts = {};
+
 // count_source counts a request of source k with an outcome in the
 // sources map (a source not there yet, or forgotten, starts from 0).
 static __always_inline void count_source(const struct ipkey *k, enum outcome out)
 {
 	struct source_count *sc = bpf_map_lookup_elem(&sources, k);
 	if (!sc) {
-		struct source_count first = {};
-		first.n[out] = 1;
-		if (bpf_map_update_elem(&sources, k, &first, BPF_NOEXIST) == 0)
-			return;
+		bpf_map_update_elem(&sources, k, &no_counts, BPF_NOEXIST);
 		sc = bpf_map_lookup_elem(&sources, k);
 		if (!sc)
 			return;
@@ -45,13 +46,21 @@ static __noinline void count(const struct query *q, enum proto proto, enum outco
 	count_source(&q->s.key, out);
 }
 
-// pass leaves a datagram to a listen address to the socket path, counted.
-static __always_inline int pass(void)
+// pass_for leaves a datagram to a listen address to the socket path,
+// counted with the reason (a function of its own, like count: enum
+// pass_reason stays in the BTF).
+static __noinline int pass_for(enum pass_reason why)
 {
 	struct stats *st = stats();
-	if (st)
-		st->passed++;
+	if (st && why < NPASS)
+		st->passed[why]++;
 	return XDP_PASS;
+}
+
+// pass leaves a datagram the program does not answer to the socket path.
+static __always_inline int pass(void)
+{
+	return pass_for(PASS_OTHER);
 }
 
 static __always_inline void stat_resize_failed(void)

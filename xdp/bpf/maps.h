@@ -72,6 +72,44 @@ struct {
 	__type(value, __u64);
 } unproven SEC(".maps");
 
+// The interfaces the program is attached to: their MAC and flags
+// (package xdp keeps them current from netlink).
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct iface);
+} ifaces SEC(".maps");
+
+// Their addresses: a query is answered only when it is to one of them on
+// the interface it came in on.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_ADDRS);
+	__type(key, struct addrkey);
+	__type(value, enum addr_kind);
+} local_addrs SEC(".maps");
+
+// [limits] deny: sources whose queries are dropped.
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_DENY);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct denykey);
+	__type(value, __u8);
+} deny SEC(".maps");
+
+// The main routing table's routes (prefix: the output interface, 0 for
+// none), for the route back where bpf_fib_lookup cannot look (a host that
+// does not forward).
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, MAX_ROUTES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct denykey);
+	__type(value, __u32);
+} routes SEC(".maps");
+
 // The requests of each source (IPv4 address or IPv6 /64) since package xdp
 // last drained it: the status page's busiest sources.
 struct {

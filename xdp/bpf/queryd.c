@@ -25,6 +25,7 @@
 #include "quake3.h"
 #include "sagl.h"
 #include "sqp.h"
+#include "strict.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
@@ -50,11 +51,11 @@ static __always_inline int listening(const struct config *c, const int v6, const
 }
 
 // parse_ip6 reads an IPv6 header whose next header is UDP into q.
-static __always_inline int parse_ip6(struct cursor *cur, struct query *q)
+static __always_inline struct ipv6hdr *parse_ip6(struct cursor *cur, struct query *q)
 {
 	struct ipv6hdr *ip6 = parse_ipv6hdr(cur);
 	if (!ip6 || ip6->nexthdr != IPPROTO_UDP)
-		return -1;
+		return 0;
 	q->r.saddr6 = ip6->saddr;
 	q->r.daddr6 = ip6->daddr;
 	struct src *s = &q->s;
@@ -64,18 +65,18 @@ static __always_inline int parse_ip6(struct cursor *cur, struct query *q)
 	// an IPv4-mapped source is its IPv4 address; others count by /64
 	if (!(s->m0 == 0 && (__u32)s->m1 == 0xFFFF0000))
 		__builtin_memset(&s->key.b[8], 0, 8);
-	return 0;
+	return ip6;
 }
 
 // parse_ip4 reads an IPv4 header without options, not a fragment, whose
 // protocol is UDP into q.
-static __always_inline int parse_ip4(struct cursor *cur, struct query *q)
+static __always_inline struct iphdr *parse_ip4(struct cursor *cur, struct query *q)
 {
 	struct iphdr *ip = parse_iphdr(cur);
 	if (!ip || ip->version != 4 || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
-		return -1;
+		return 0;
 	if (ip->frag_off & bpf_htons(0x3FFF)) // a fragment: the socket path reassembles
-		return -1;
+		return 0;
 	q->r.saddr4 = ip->saddr;
 	q->r.daddr4 = ip->daddr;
 	struct src *s = &q->s;
@@ -84,14 +85,46 @@ static __always_inline int parse_ip4(struct cursor *cur, struct query *q)
 	s->key.b[10] = 0xFF;
 	s->key.b[11] = 0xFF;
 	__builtin_memcpy(&s->key.b[12], &ip->saddr, 4);
-	return 0;
+	return ip;
 }
 
-// handle parses the headers and hands the payload to its protocol.
-static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6)
+// demux is the protocol of a payload of at least 5 bytes, or -1, by its
+// first bytes as the socket path's demux reads them (SQP and Bedrock by
+// their exact shapes).
+static __always_inline int demux(const struct query *q)
+{
+	if (is_sqp(q)) // exactly 5 or 8 bytes
+		return PROTO_SQP;
+	if (!has(q, 7))
+		return -1;
+	const __u8 *p = q->p;
+	if (p[0] == 0xFE && p[1] == 0xFD)
+		return PROTO_GS4;
+	if (p[0] == 0xFF && p[1] == 0xFF && p[2] == 0xFF && p[3] == 0xFF) {
+		if (p[4] == 'T' || p[4] == 'U' || p[4] == 'V')
+			return PROTO_A2S;
+		if (p[4] == 'g' || p[4] == 'G')
+			return PROTO_Q3;
+		return -1;
+	}
+	if (is_sagl(q))
+		return PROTO_SAGL;
+	if (is_bedrock(q))
+		return PROTO_BEDROCK;
+	return -1;
+}
+
+// handle parses the headers, makes the kernel's checks (strict.h) and
+// hands the payload to its protocol. Datagrams not to a listen address
+// pass uncounted; the others that it does not answer pass counted by
+// reason, or are dropped (stale, over a budget, denied).
+static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6,
+				  const int devbound)
 {
 	struct query q = {.ctx = ctx, .end = cur->end};
-	if ((v6 ? parse_ip6(cur, &q) : parse_ip4(cur, &q)) < 0)
+	struct iphdr *ip = 0;
+	struct ipv6hdr *ip6 = 0;
+	if (v6 ? !(ip6 = parse_ip6(cur, &q)) : !(ip = parse_ip4(cur, &q)))
 		return XDP_PASS;
 	struct udphdr *udp = parse_udphdr(cur);
 	if (!udp)
@@ -102,51 +135,75 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 	if (ulen < sizeof(struct udphdr) || (void *)udp + ulen > cur->end)
 		return XDP_PASS;
 	q.r.plen = ulen - sizeof(struct udphdr);
-	__builtin_memcpy(q.r.mac_src, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(q.r.mac_dst, eth->h_dest, ETH_ALEN);
-
 	__u32 zero = 0;
 	q.c = bpf_map_lookup_elem(&config_map, &zero);
 	if (!q.c || !q.c->enabled || !listening(q.c, v6, &q.r))
 		return XDP_PASS;
 
+	if (v6 ? malformed6(ip6, udp, ulen) : malformed4(ip, ulen))
+		return pass_for(PASS_MALFORMED);
+	__builtin_memcpy(q.r.mac_src, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(q.r.mac_dst, eth->h_dest, ETH_ALEN);
+	q.r.ifindex = ctx->ingress_ifindex;
+	int why = strict(ctx, v6, &q.r, devbound);
+	if (why >= 0)
+		return pass_for(why);
+
 	q.p = cur->pos;
 	if (!has(&q, 5))
 		return pass();
+	int proto = demux(&q);
+	if (proto < 0)
+		return pass();
+	if (denied(q.c, v6, &q.r)) {
+		count(&q, proto, OUT_DENIED, 0);
+		return XDP_DROP;
+	}
 	q.now = bpf_ktime_get_ns();
 	q.stale = q.now > q.c->fresh_until;
-
-	__u8 *p = q.p;
-	if (is_sqp(&q)) // exactly 5 or 8 bytes
-		return sqp(&q, v6);
-	if (!has(&q, 7))
-		return pass();
-	if (p[0] == 0xFE && p[1] == 0xFD)
+	switch (proto) {
+	case PROTO_GS4:
 		return gamespy4(&q, v6);
-	if (p[0] == 0xFF && p[1] == 0xFF && p[2] == 0xFF && p[3] == 0xFF) {
-		if (p[4] == 'T' || p[4] == 'U' || p[4] == 'V')
-			return a2s(&q, v6);
-		if (p[4] == 'g' || p[4] == 'G')
-			return quake3(&q, v6);
-		return pass();
-	}
-	if (is_sagl(&q))
+	case PROTO_A2S:
+		return a2s(&q, v6);
+	case PROTO_Q3:
+		return quake3(&q, v6);
+	case PROTO_SQP:
+		return sqp(&q, v6);
+	case PROTO_SAGL:
 		return sagl(&q, v6);
-	if (is_bedrock(&q))
+	default:
 		return bedrock(&q, v6);
-	return pass();
+	}
 }
 
-SEC("xdp")
-int queryd_xdp(struct xdp_md *ctx)
+// entry dispatches on the ethertype: IPv4 and IPv6 (a frame with its VLAN
+// tag in band has another ethertype: passed).
+static __always_inline int entry(struct xdp_md *ctx, const int devbound)
 {
 	struct cursor cur = {.pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end};
 	struct ethhdr *eth = parse_ethhdr(&cur);
 	if (!eth)
 		return XDP_PASS;
 	if (eth->h_proto == bpf_htons(ETH_P_IP))
-		return handle(ctx, &cur, eth, 0);
+		return handle(ctx, &cur, eth, 0, devbound);
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-		return handle(ctx, &cur, eth, 1);
+		return handle(ctx, &cur, eth, 1, devbound);
 	return XDP_PASS;
+}
+
+// queryd_xdp_dev is the program bound to one device (loaded once per
+// interface): it reads the VLAN tag the driver took off the frame.
+SEC("xdp")
+int queryd_xdp_dev(struct xdp_md *ctx)
+{
+	return entry(ctx, 1);
+}
+
+// queryd_xdp is the program for any device (generic mode, or a kernel
+// before 6.8): an interface with VLAN devices on it passes every frame.
+SEC("xdp")
+int queryd_xdp(struct xdp_md *ctx)
+{
+	return entry(ctx, 0);
 }

@@ -6,6 +6,7 @@
 #include "budget.h"
 #include "counters.h"
 #include "csum.h"
+#include "route.h"
 
 // slot is reply slot i of the current replies array, or 0.
 static __always_inline struct reply *slot(__u32 i)
@@ -140,6 +141,9 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 	__u32 size = body ? body->len : sm->len;
 	if (body && sizeof(struct udphdr) + l3 + size > q->c->mtu)
 		return pass(); // the socket path fragments it
+	int why = route_back(q->ctx, v6, &q->r);
+	if (why >= 0)
+		return pass_for(why);
 	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
 	if (!budget(q->c, &q->s, q->now, size, amplifies)) {
 		count(q, proto, OUT_RATE_LIMITED, 0);

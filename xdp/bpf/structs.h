@@ -34,6 +34,8 @@ struct config {
 	__u64 bedrock_cost, bedrock_tau;          // the same for Bedrock pings
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
+	__u32 deny;    // entries in the deny trie (0: skip the lookup)
+	__u32 routes;  // 1: the routes trie mirrors the main table (0: it does not; pass where it is needed)
 	struct listen listen[MAX_LISTEN];
 };
 
@@ -41,12 +43,31 @@ struct stats {
 	__u64 req[NPROTO][NOUT];
 	__u64 in[NPROTO];
 	__u64 out[NPROTO];
-	__u64 passed;        // datagrams to a listen address left to the socket path
+	__u64 passed[NPASS]; // datagrams to a listen address left to the socket path, by reason
 	__u64 resize_failed; // replies not sent: the driver could not resize the frame (passed)
 };
 
 struct ipkey {
 	__u8 b[16];
+};
+
+// An interface the program is attached to (ifaces, by ifindex).
+struct iface {
+	__u8 mac[ETH_ALEN];
+	__u8 pad[2];
+	enum iface_flags flags;
+};
+
+// A local address of an interface (local_addrs); IPv4 as ::ffff:a.b.c.d.
+struct addrkey {
+	__u32 ifindex;
+	__u8 addr[16];
+};
+
+// A prefix of the deny and routes tries; IPv4 as ::ffff:a.b.c.d/96+n.
+struct denykey {
+	__u32 prefixlen;
+	__u8 addr[16];
 };
 
 // One source's requests the program answered or dropped since the last
@@ -69,6 +90,7 @@ struct req {
 	__u16 sport, dport; // network order
 	__u8 echo[8];       // copied into the reply at payload offset 1: GameSpy4's session, SQP's token, Bedrock's time
 	__u32 plen;         // request payload bytes
+	__u32 ifindex;      // the ingress interface, where the reply leaves
 };
 
 // small is a reply made in the program (a challenge); at most 16 bytes.
