@@ -20,14 +20,15 @@ func TestSourceCountOf(t *testing.T) {
 	v.N[querydOutcomeOUT_CHALLENGED] = 4
 	v.N[querydOutcomeOUT_RATE_LIMITED] = 8
 	v.N[querydOutcomeOUT_STALE] = 16
-	want := map[string]uint64{"answered": 3, "challenged": 4, "rate_limited": 8, "stale": 16}
+	v.N[querydOutcomeOUT_DENIED] = 32
+	want := map[string]uint64{"answered": 3, "challenged": 4, "rate_limited": 8, "stale": 16, "denied": 32}
 	for key, prefix := range map[netip.Addr]string{
 		netip.MustParseAddr("::ffff:198.18.0.2"): "198.18.0.2/32",
 		netip.MustParseAddr("fd00:5164:7864::"):  "fd00:5164:7864::/64",
 	} {
 		sc := sourceCountOf(querydIpkey{B: key.As16()}, v)
-		if sc.Source.String() != prefix || sc.Requests != 31 {
-			t.Errorf("%s: %s with %d requests, want %s with 31", key, sc.Source, sc.Requests, prefix)
+		if sc.Source.String() != prefix || sc.Requests != 63 {
+			t.Errorf("%s: %s with %d requests, want %s with 63", key, sc.Source, sc.Requests, prefix)
 		}
 		for i, label := range responder.SourceOutcomes {
 			if sc.Outcomes[i] != want[label] {
