@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# bench/xdp.sh — queryd's socket path against its XDP fast path, same
-# generator, same veth pair, A B alternation (see bench/README.md, "XDP").
+# bench/xdp.sh — queryd's socket path against its XDP fast path and a bare
+# XDP_TX echo, same generator, same veth pair, A B C alternation (see
+# bench/README.md, "XDP").
 #
 # Makes two network namespaces joined by a veth pair (198.18.0.0/15, the
 # benchmarking range, exists only there), runs queryd in one and the raw
 # frame generator (queryd-bench flood) in the other, and removes both on
 # exit. Needs root. Every load is bounded: RUNS <= 20, DURATION <= 60 s.
 #
-#   bench/xdp.sh                       # RUNS=5 DURATION=10s, both loads, ~5 minutes
+#   bench/xdp.sh                       # RUNS=5 DURATION=10s, both loads, ~7 minutes
 #   RUNS=3 DURATION=5s LOADS=spoof bench/xdp.sh
+#
+# Paths: socket (queryd, [xdp] off), xdp (queryd, the fast path on the
+# server's veth), echo (no queryd: bench/xdpecho's bare XDP_TX echo, which
+# sends each request back with its addresses swapped; spoof load only, the
+# token load needs queryd's tokens). The echo is the ceiling of what any
+# XDP program can answer on this veth and generator: the fast path's
+# challenge path is compared with it. BASE=REV adds a path "base": queryd
+# built from git revision REV with the fast path on (spoof load only), to
+# measure what the program's later checks cost. With bpf statistics on
+# (kernel.bpf_stats_enabled, for the run only; every arm pays the same two
+# clock reads per frame) each line also gives the XDP program's own
+# prog_ns_per_frame (run_time_ns / run_cnt from /proc/PID/fdinfo).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -17,6 +30,7 @@ WARMUP=${WARMUP:-1s}
 LOADS=${LOADS:-"token spoof"}
 THREADS=${THREADS:-1}
 MODE=${MODE:-native}
+BASE=${BASE:-}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -28,8 +42,10 @@ work=$(mktemp -d)
 id=$$
 srv=qdb-s$id cli=qdb-c$id sif=qdbs$id cif=qdbc$id
 qpid=""
+stats_was=""
 cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null || true
+	[ -n "$stats_was" ] && sysctl -qw kernel.bpf_stats_enabled="$stats_was" || true
 	ip netns del "$srv" 2>/dev/null || true
 	ip netns del "$cli" 2>/dev/null || true
 	rm -rf "$work"
@@ -38,6 +54,14 @@ trap cleanup EXIT INT TERM
 
 go build -o "$work/queryd" ./cmd/queryd
 go build -o "$work/queryd-bench" ./cmd/queryd-bench
+go build -o "$work/xdpecho" ./bench/xdpecho
+if [ -n "$BASE" ]; then
+	mkdir "$work/base"
+	git archive "$BASE" | tar -x -C "$work/base"
+	(cd "$work/base" && go build -o "$work/queryd-base" ./cmd/queryd)
+fi
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
 
 ip netns add "$srv"
 ip netns add "$cli"
@@ -86,9 +110,20 @@ mode = "$MODE"
 EOF
 }
 
-start_queryd() { # $1: socket or xdp
-	if [ "$1" = xdp ]; then config "[\"$sif\"]"; else config "[]"; fi
-	ip netns exec "$srv" "$work/queryd" -config "$work/queryd.toml" </dev/null 2>"$work/queryd-$1.log" &
+start_queryd() { # $1: socket, xdp or echo
+	if [ "$1" = echo ]; then
+		ip netns exec "$srv" "$work/xdpecho" "$sif" >"$work/echo.log" 2>&1 &
+		qpid=$!
+		for _ in $(seq 1 50); do
+			grep -q 'XDP echo attached' "$work/echo.log" && return
+			sleep 0.1
+		done
+		echo "xdpecho did not attach:"; cat "$work/echo.log"; exit 1
+	fi
+	bin="$work/queryd"
+	[ "$1" = base ] && bin="$work/queryd-base"
+	if [ "$1" = socket ]; then config "[]"; else config "[\"$sif\"]"; fi
+	ip netns exec "$srv" "$bin" -config "$work/queryd.toml" </dev/null 2>"$work/queryd-$1.log" &
 	qpid=$!
 	for _ in $(seq 1 50); do
 		[ -S "$work/feed.sock" ] && break
@@ -96,9 +131,20 @@ start_queryd() { # $1: socket or xdp
 	done
 	printf '{"op":"replace","state":{"name":"queryd benchmark server","map":"de_bench","game":"Benchmark","folder":"bench","version":"1.0.0","max_players":64,"players":{"0":{"name":"Thomas","score":12,"ping":31}}}}\n' |
 		"$work/queryd" push -socket "$work/feed.sock" >/dev/null
-	if [ "$1" = xdp ] && ! grep -q 'XDP fast path attached' "$work/queryd-$1.log"; then
+	if [ "$1" != socket ] && ! grep -q 'XDP fast path attached' "$work/queryd-$1.log"; then
 		echo "queryd did not attach XDP:"; cat "$work/queryd-$1.log"; exit 1
 	fi
+}
+
+# prog_ns: the XDP programs of process $1, "run_time_ns run_cnt" summed.
+prog_ns() {
+	local t=0 c=0 f
+	for f in /proc/"$1"/fdinfo/*; do
+		grep -qE '^prog_type:[[:space:]]+6$' "$f" 2>/dev/null || continue
+		t=$((t + $(awk '/^run_time_ns:/ {print $2}' "$f")))
+		c=$((c + $(awk '/^run_cnt:/ {print $2}' "$f")))
+	done
+	echo "$t $c"
 }
 
 stop_queryd() {
@@ -111,12 +157,18 @@ echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" MODE=$MODE, $
 results="$work/results"
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
-		for path in socket xdp; do
+		for path in socket xdp echo base; do
+			[ "$path" = echo ] && [ "$load" != spoof ] && continue
+			[ "$path" = base ] && { [ -z "$BASE" ] || [ "$load" != spoof ]; } && continue
 			start_queryd "$path"
+			read -r t0 c0 < <(prog_ns "$qpid")
 			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" \
 				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -pid "$qpid")
+			read -r t1 c1 < <(prog_ns "$qpid")
 			stop_queryd
-			echo "run=$run path=$path $line" | tee -a "$results" >&2
+			pns=0
+			[ "$((c1 - c0))" -gt 0 ] && pns=$(awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) 'BEGIN { printf "%.1f", t / c }')
+			echo "run=$run path=$path $line prog_ns_per_frame=$pns" | tee -a "$results" >&2
 		done
 	done
 done
@@ -132,17 +184,25 @@ function med(arr, n,   i, j, t) {
 	k = v["mode"] SUBSEP v["path"]; n[k]++
 	ans[k, n[k]] = v["answered_per_s"]; off[k, n[k]] = v["offered_per_s"]
 	mcpu[k, n[k]] = v["machine_cpu_us_per_answer"]; scpu[k, n[k]] = v["server_cpu_us_per_answer"]; sirq[k, n[k]] = v["softirq_us_per_answer"]
+	pns[k, n[k]] = v["prog_ns_per_frame"]
 	loads[v["mode"]] = 1
 }
 END {
-	printf "%-6s %-6s %12s %12s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server"
+	printf "%-6s %-6s %12s %12s %10s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server", "prog_ns"
+	split("socket xdp echo base", paths, " ")
 	for (l in loads) {
-		for (p = 0; p < 2; p++) {
-			path = p ? "xdp" : "socket"; k = l SUBSEP path; m = n[k]
-			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i] }
-			A[path] = med(a, m); C[path] = med(c, m)
-			printf "%-6s %-6s %12.0f %12.0f %10.3f %10.3f %10.3f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m)
+		for (p = 1; p <= 4; p++) {
+			path = paths[p]; k = l SUBSEP path; m = n[k]
+			if (!m) continue
+			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i]; r[i] = pns[k, i] }
+			A[path] = med(a, m); C[path] = med(c, m); P[path] = med(r, m)
+			printf "%-6s %-6s %12.0f %12.0f %10.3f %10.3f %10.3f %10.1f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m), P[path]
 		}
-		printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
+		if (n[l SUBSEP "base"])
+			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
+		printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx (target >= 1.8x, <= 0.6x)\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
+		if (n[l SUBSEP "echo"])
+			printf "%-6s xdp/echo: answers/s %.2fx, machine CPU per answer %.2fx (target >= 0.90x, <= 1.10x)\n", l, A["xdp"] / A["echo"], C["xdp"] / C["echo"]
+		delete A; delete C; delete P
 	}
-}' "$results"
+}' base="$BASE" "$results"

@@ -29,6 +29,8 @@ type Config struct {
 	StaleAfter time.Duration
 	Logger     *slog.Logger
 	Registry   prometheus.Registerer
+
+	unbound bool // tests: attach the unbound program, as on a kernel before 6.8
 }
 
 // sum16 is the ones' complement sum of b as big-endian 16-bit words (a

@@ -38,8 +38,70 @@
 // program makes whole), GameSpy4's session, SQP's query token and
 // Bedrock's time, which it copies from the request.
 //
-// Replies leave with XDP_TX: Ethernet addresses, IP addresses and UDP ports
-// swapped; IPv4 with TTL 64, DF, ID 0 and a correct header checksum; IPv6
+// # Only what the kernel would answer
+//
+// Before it answers, the program makes the kernel's checks (bpf/strict.h,
+// bpf/route.h); a datagram to a listen address that fails one passes to
+// the kernel, counted in queryd_xdp_passed_total{reason}, and the kernel
+// decides exactly as without XDP:
+//
+//	malformed  IPv4 total length ≠ 20 + the UDP length, a wrong IPv4 header
+//	           checksum; IPv6 version ≠ 6, payload length ≠ the UDP length,
+//	           UDP checksum 0
+//	not_local  destination MAC not the ingress interface's; destination
+//	           address not one of that interface's (a routed guest's, a
+//	           broadcast, a multicast address, 127.0.0.1 on the wire)
+//	martian    multicast or broadcast source MAC; source IPv4 0/8, 127/8,
+//	           224/4, 240/4, a subnet broadcast or one of our addresses;
+//	           IPv6 ::, ::1, multicast, IPv4-mapped, link-local (the socket
+//	           path decides whether it answers those)
+//	vlan       the frame came with a VLAN tag the driver took off, or may
+//	           have (below)
+//	no_route   the route back to the source does not leave through the
+//	           ingress interface (what rp_filter = 1 drops), or its
+//	           neighbour is not resolved yet
+//
+// The interfaces' MACs, addresses (IPv4 subnet broadcasts included) and
+// VLAN devices are kept in maps from netlink: a socket subscribed to link,
+// address and route changes, and a dump on every change and every second
+// (in case a notice was lost). Netlink rather than a bpf_fib_lookup of the
+// destination: the lookup answers "not forwarded" alike for a local, a
+// broadcast and a multicast destination, it answers nothing at all on an
+// interface that does not forward, and the program needs the interface's
+// MAC and VLAN devices anyway.
+//
+// The reply's next hop comes from the routing table: bpf_fib_lookup from
+// the ingress interface, as rp_filter looks, which must name the ingress
+// interface and give the neighbour's MAC (the reply's destination MAC; its
+// source MAC is the interface's). bpf_fib_lookup works only on an
+// interface that forwards (a hypervisor, a container host); elsewhere
+// (BPF_FIB_LKUP_RET_FWD_DISABLED) the program looks the source up in the
+// main table, mirrored from netlink into an LPM trie (prefix → output
+// interface, at most 65,536 routes; unreachable, blackhole and multipath
+// routes pass), and replies to the request's MAC. Policy routing rules are
+// not consulted there.
+//
+// VLAN: in native mode each interface gets its own device-bound program
+// (queryd_xdp_dev), which reads the tag the driver took off the frame
+// (bpf_xdp_metadata_rx_vlan_tag, Linux 6.8; veth, mlx5, ice, ...) and
+// passes tagged frames. Where the tag cannot be read (generic mode, an
+// older kernel, a driver without the kfunc: the unbound queryd_xdp), an
+// interface with VLAN devices on it passes every frame. A frame with its
+// tag in band has another ethertype and passes too.
+//
+// The host firewall does not see what the program answers: XDP runs
+// before netfilter, so nftables and iptables rules (a block list, a rate
+// limit, closing the port) do not apply to it. [limits] deny is queryd's
+// own block list: the program looks the source up in an LPM trie (IPv4 as
+// ::ffff:a.b.c.d) before it answers anything and drops a match, counted
+// as outcome "denied"; the socket path checks the same parsed list
+// (responder.Deny); a SIGHUP rewrites the trie.
+//
+// The program does not verify the request's UDP checksum (a sender with
+// checksum offload leaves only the pseudo-header sum in its frames).
+//
+// Replies leave with XDP_TX: Ethernet addresses from the route back, IP
+// addresses and UDP ports swapped; IPv4 with TTL 64, DF, ID 0 and a correct header checksum; IPv6
 // with hop limit 64; a full UDP checksum over IPv4 and IPv6 (a veth sender
 // with checksum offload leaves only the pseudo-header sum in its frames, so
 // the program never reuses the request's). The payload is byte for byte
@@ -89,7 +151,9 @@
 // # Maps and updates
 //
 // config_map (the key, the clock offset, the feed's deadline, the budgets,
-// the listen table, the MTU), replies (an array of maps holding one array
+// the listen table, the MTU, whether the deny and routes tries are in
+// use), ifaces, local_addrs (hashes) and routes (LPM trie), kept from
+// netlink, deny (LPM trie, [limits] deny, at most 4,096), replies (an array of maps holding one array
 // of pre-encoded replies: the daemon builds a new array on every snapshot,
 // and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
 // query never sees half an update; the program's A2S_PLAYER reply may lag
@@ -110,20 +174,23 @@
 // queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode},
 // queryd_xdp_requests_total{protocol,outcome} (its share of
 // queryd_requests_total; protocol a2s, gamespy4, quake3, sqp, bedrock or
-// sagl), queryd_xdp_passed_total (datagrams to a listen
-// address left to the socket path), queryd_xdp_resize_failed_total,
+// sagl; outcome denied too), queryd_xdp_passed_total{reason} (datagrams
+// to a listen address left to the socket path: other, not_local, martian,
+// malformed, vlan, no_route), queryd_xdp_resize_failed_total,
 // queryd_xdp_reply_updates_total.
 //
 // # Attaching
 //
 // [xdp] interfaces = ["eth0"] (empty, the default: off) and mode = "native"
 // (in the driver; when the driver refuses, generic with a warning) or
-// "generic". The program is attached through a BPF link: a daemon that
+// "generic" (xdp.Mode). The program is attached through a BPF link: a daemon that
 // crashes leaves nothing attached, and it is detached on exit. Loading needs
 // CAP_BPF and CAP_NET_ADMIN (or root) and Linux 5.18 or later
 // (bpf_xdp_store_bytes); without them, or when the kernel or the interface
 // refuses, queryd logs why and serves on the socket path: it never refuses
-// to start. docs/deploy.md has the systemd drop-in and the container flags.
+// to start. When another XDP program holds the interface (EBUSY, EEXIST)
+// the error says so: "another XDP program (another queryd?) holds eth0".
+// docs/deploy.md has the systemd drop-in and the container flags.
 //
 // # Building
 //

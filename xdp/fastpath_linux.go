@@ -41,6 +41,7 @@ type FastPath struct {
 	links      []attached
 	net        *netWatch
 	ncpu       int
+	mtu        uint32 // the smallest MTU of the interfaces
 	protos     atomic.Pointer[[]module.Protocol]
 	limits     atomic.Pointer[responder.Limits]
 	deny       atomic.Pointer[responder.Deny]
@@ -114,12 +115,10 @@ func New(cfg Config) (f *FastPath, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The interfaces' addresses and the deny list before the first query.
+	f.mtu = uint32(mtu)
+	// The interfaces' addresses and the deny list before the first query
+	// (each writes the config map).
 	if err := errors.Join(f.syncNet(), f.syncDeny()); err != nil {
-		return nil, err
-	}
-	f.lastCfg.Mtu = uint32(mtu)
-	if err := f.syncConfig(); err != nil {
 		return nil, err
 	}
 	if cfg.Registry != nil {
@@ -195,6 +194,9 @@ func (f *FastPath) attach(ifc *net.Interface) (attached, error) {
 	var err error
 	if a.mode == ModeNative {
 		for _, bound := range []bool{true, false} {
+			if bound && f.cfg.unbound {
+				continue
+			}
 			name := "queryd_xdp"
 			if bound {
 				name = "queryd_xdp_dev"
@@ -401,6 +403,7 @@ func (f *FastPath) syncConfig() error {
 	c.FreshUntil = f.freshUntil(wall, mono)
 	f.setBudgets(&c)
 	c.Listen = listenEntries(f.cfg.Listen)
+	c.Mtu = f.mtu
 	c.Deny = uint32(len(f.lastDeny))
 	c.Routes = 0
 	if f.lastNet.routes != nil && !f.lastNet.full {

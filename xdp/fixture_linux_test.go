@@ -59,8 +59,24 @@ var testBedrock = bedrock.Config{
 // mode) to the server's end of a fresh test network.
 func newFixture(t *testing.T, lim responder.Limits) *fixture {
 	t.Helper()
+	return newFixtureWith(t, lim, fixtureOpts{})
+}
+
+// fixtureOpts are the fixture's options beyond the budgets.
+type fixtureOpts struct {
+	deny    *responder.Deny  // [limits] deny, for both paths
+	setup   func(n *testNet) // runs on the network before queryd starts
+	unbound bool             // the unbound program (no VLAN kfunc)
+}
+
+// newFixtureWith is newFixture with options.
+func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture {
+	t.Helper()
 	needXDP(t)
 	fx := &fixture{net: newTestNet(t), reg: prometheus.NewRegistry()}
+	if o.setup != nil {
+		o.setup(fx.net)
+	}
 	var err error
 	if fx.issuer, err = challenge.New(nil); err != nil {
 		t.Fatal(err)
@@ -95,6 +111,7 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 		Socket:   responder.SocketBatch,
 		Workers:  1,
 		Limits:   lim,
+		Deny:     o.deny,
 		Silent:   fx.stale,
 		Registry: fx.reg,
 	}, hs...)
@@ -111,6 +128,8 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 			Listen:     fx.srv.Addrs(),
 			Issuer:     fx.issuer,
 			Limits:     lim,
+			Deny:       o.deny,
+			unbound:    o.unbound,
 			LastFed:    fx.fed,
 			StaleAfter: testStaleAfter,
 			Registry:   fx.reg,

@@ -340,5 +340,14 @@ func parseAddr(m *syscall.NetlinkMessage) (idx uint32, addr, bcast netip.Addr, o
 	if !addr.IsValid() {
 		return 0, addr, bcast, false
 	}
+	// The kernel makes the subnet's all-ones address a broadcast route
+	// whether IFA_BROADCAST is set or not (prefixes shorter than /31).
+	if bits := int(m.Data[1]); family == unix.AF_INET && bits < 31 && !bcast.IsValid() {
+		b := addr.As4()
+		host := ^uint32(0) >> bits
+		v := binary.BigEndian.Uint32(b[:]) | host
+		binary.BigEndian.PutUint32(b[:], v)
+		bcast = netip.AddrFrom4(b)
+	}
 	return idx, addr, bcast, true
 }

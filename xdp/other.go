@@ -51,3 +51,13 @@ func (*Pass) UDP() (uint64, error) { return 0, ErrUnsupported }
 
 // Close does nothing outside Linux.
 func (*Pass) Close() error { return nil }
+
+// Echo is the benchmark's echo program (pass_linux.go); outside Linux it
+// cannot be made.
+type Echo struct{}
+
+// AttachEcho returns ErrUnsupported outside Linux.
+func AttachEcho(string) (*Echo, error) { return nil, ErrUnsupported }
+
+// Close does nothing outside Linux.
+func (*Echo) Close() error { return nil }

@@ -55,3 +55,33 @@ func (p *Pass) UDP() (uint64, error) {
 
 // Close detaches and frees the program.
 func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }
+
+// Echo is the benchmark's baseline program (bpf/test.c queryd_echo): it
+// sends every IPv4 UDP datagram to port 27015 back with XDP_TX, addresses
+// and ports swapped, doing nothing else.
+type Echo struct {
+	objs querydtestObjects
+	l    link.Link
+}
+
+// AttachEcho attaches an Echo to the interface named ifname in native mode.
+func AttachEcho(ifname string) (*Echo, error) {
+	e := &Echo{}
+	if err := loadQuerydtestObjects(&e.objs, nil); err != nil {
+		return nil, fmt.Errorf("load the echo program: %w", err)
+	}
+	ifc, err := net.InterfaceByName(ifname)
+	if err != nil {
+		e.objs.Close()
+		return nil, fmt.Errorf("interface %q: %w", ifname, err)
+	}
+	e.l, err = link.AttachXDP(link.XDPOptions{Program: e.objs.QuerydEcho, Interface: ifc.Index, Flags: link.XDPDriverMode})
+	if err != nil {
+		e.objs.Close()
+		return nil, fmt.Errorf("attach the echo program to %q: %w", ifname, err)
+	}
+	return e, nil
+}
+
+// Close detaches and frees the program.
+func (e *Echo) Close() error { return errors.Join(e.l.Close(), e.objs.Close()) }

@@ -16,8 +16,10 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydtestMapPassUdp     = "pass_udp"
-	querydtestProgQuerydPass = "queryd_pass"
+	querydtestMapPassUdp         = "pass_udp"
+	querydtestProgQuerydEcho     = "queryd_echo"
+	querydtestProgQuerydPass     = "queryd_pass"
+	querydtestProgQuerydVlanPush = "queryd_vlan_push"
 )
 
 // loadQuerydtest returns the embedded CollectionSpec for querydtest.
@@ -62,7 +64,9 @@ type querydtestSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydtestProgramSpecs struct {
-	QuerydPass *ebpf.ProgramSpec `ebpf:"queryd_pass"`
+	QuerydEcho     *ebpf.ProgramSpec `ebpf:"queryd_echo"`
+	QuerydPass     *ebpf.ProgramSpec `ebpf:"queryd_pass"`
+	QuerydVlanPush *ebpf.ProgramSpec `ebpf:"queryd_vlan_push"`
 }
 
 // querydtestMapSpecs contains maps before they are loaded into the kernel.
@@ -117,12 +121,16 @@ type querydtestVariables struct {
 //
 // It can be passed to loadQuerydtestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydtestPrograms struct {
-	QuerydPass *ebpf.Program `ebpf:"queryd_pass"`
+	QuerydEcho     *ebpf.Program `ebpf:"queryd_echo"`
+	QuerydPass     *ebpf.Program `ebpf:"queryd_pass"`
+	QuerydVlanPush *ebpf.Program `ebpf:"queryd_vlan_push"`
 }
 
 func (p *querydtestPrograms) Close() error {
 	return _QuerydtestClose(
+		p.QuerydEcho,
 		p.QuerydPass,
+		p.QuerydVlanPush,
 	)
 }
 

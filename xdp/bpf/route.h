@@ -56,7 +56,7 @@ static __always_inline int route_back(struct xdp_md *ctx, const int v6, struct r
 		f.ipv4_src = r->daddr4;
 		f.ipv4_dst = r->saddr4;
 	}
-	long rc = bpf_fib_lookup(ctx, &f, sizeof(f), BPF_FIB_LOOKUP_OUTPUT);
+	long rc = bpf_fib_lookup(ctx, &f, sizeof(f), 0); // as rp_filter looks: from the ingress interface
 	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
 		return route_mirrored(v6, r);
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
