@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 //
 // queryd's XDP fast path: answers the hot single-datagram queries (A2S,
-// GameSpy4, Quake 3, SQP, Bedrock, SAGL) in the driver with the bytes the socket path would
-// send, and passes everything else to the socket path untouched. The Go
-// side (package xdp) fills the maps: the config (challenge key, clocks,
-// budgets, listen addresses), the pre-encoded replies, and reads the
-// counters.
+// GameSpy4, Quake 3, SQP, Bedrock, SAGL) in the driver with the bytes the
+// socket path would send, and passes everything else to the socket path
+// untouched. The Go side (package xdp) fills the maps: the config
+// (challenge key, clocks, budgets, listen addresses), the pre-encoded
+// replies, and reads the counters.
 //
 // This file is the parse path: Ethernet, IP, UDP, the listen table, then
 // one handler per protocol (a2s.h, gamespy4.h, quake3.h, sqp.h, bedrock.h,
