@@ -140,6 +140,10 @@ func TestMalformedValues(t *testing.T) {
 		{"[quake3.masters]\naddress = \"m:1\"", "quake3.masters: want an array of tables, got a table"},
 		{"[quake3]\ninfo = 5", "quake3.info: want a table, got an integer"},
 		{"[quake3]\ninfo = [\"a\"]", "quake3.info: want a table, got an array"},
+		{"[limits]\ndeny = \"198.51.100.0/24\"", `limits.deny: want an array of prefixes such as ["198.51.100.0/24", "2001:db8::/32"], got a string`},
+		{"[limits]\ndeny = [\"198.51.100.0/24\", \"bogus\"]", `limits.deny[1]: want a prefix such as "198.51.100.0/24" or "2001:db8::/32", or an address, got "bogus"`},
+		{"[limits]\ndeny = [\"10.0.0.0/33\"]", `limits.deny[0]: want a prefix such as "198.51.100.0/24" or "2001:db8::/32", or an address, got "10.0.0.0/33"`},
+		{"[limits]\ndeny = [5]", "limits.deny[0]: want a prefix as a string, got an integer"},
 		{"[quake3.info.x]\ny = 1", "quake3.info.x: want a string, got a table (line 1)"},
 		{"[quake3.info]\n\"a b\" = 5", "quake3.info.a b: want a string, got an integer (line 2)"},
 		// A table given as a value, or a value where a table belongs.

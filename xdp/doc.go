@@ -63,7 +63,8 @@
 //
 // The interfaces' MACs, addresses (IPv4 subnet broadcasts included) and
 // VLAN devices are kept in maps from netlink: a socket subscribed to link,
-// address and route changes, and a dump on every change and every second
+// address and route changes, and a dump on a change (at most one every
+// 200 ms: a routing daemon's churn costs one dump in each) and every second
 // (in case a notice was lost). Netlink rather than a bpf_fib_lookup of the
 // destination: the lookup answers "not forwarded" alike for a local, a
 // broadcast and a multicast destination, it answers nothing at all on an

@@ -285,6 +285,8 @@ func (f *FastPath) Serve(ctx context.Context) error {
 	defer tick.Stop()
 	f.publishLogged()
 	sec := time.Now().Unix()
+	var netAt time.Time // the last netlink dump
+	netDue := false     // a change came in less than netEvery after it
 	for {
 		select {
 		case <-ctx.Done():
@@ -294,17 +296,29 @@ func (f *FastPath) Serve(ctx context.Context) error {
 			f.syncLogged()
 			f.publishLogged()
 		case <-f.net.changed:
-			f.netLogged()
+			if netDue = time.Since(netAt) < netEvery; !netDue {
+				f.netLogged()
+				netAt = time.Now()
+			}
 		case now := <-tick.C:
 			f.syncLogged()
-			if s := now.Unix(); s != sec {
-				sec = s
-				f.netLogged() // in case a notice was lost
-				f.publishLogged()
+			if s := now.Unix(); s != sec || netDue && now.Sub(netAt) >= netEvery {
+				if s != sec {
+					sec = s
+					f.publishLogged()
+				}
+				netDue = false
+				f.netLogged() // also once a second, in case a notice was lost
+				netAt = now
 			}
 		}
 	}
 }
+
+// netEvery is the least time between two netlink dumps: a burst of link,
+// address or route changes (a routing daemon's churn) costs one dump in
+// each.
+const netEvery = 200 * time.Millisecond
 
 func (f *FastPath) netLogged() {
 	if err := f.syncNet(); err != nil {
