@@ -213,3 +213,51 @@ func TestXDPBedrockBudgets(t *testing.T) {
 		t.Fatalf("rate_limited grew by %d, want %d", more, n-got)
 	}
 }
+
+// TestXDPProtocolOffPasses: once SQP, Bedrock and SAGL are no longer among
+// the program's protocols (off in the config), it hands over none of their
+// replies and passes their datagrams; the socket path, which still serves
+// them here, answers.
+func TestXDPProtocolOffPasses(t *testing.T) {
+	fx := newFixture(t, responder.Limits{})
+	c := fx.dial(t, cliAddr4, srvAddr4)
+	var keep []module.Protocol
+	for _, p := range *fx.fp.protos.Load() {
+		if n := p.Name(); n != "sqp" && n != "bedrock" && n != "sagl" {
+			keep = append(keep, p)
+		}
+	}
+	fx.fp.mu.Lock()
+	n := fx.fp.updates
+	fx.fp.mu.Unlock()
+	fx.fp.SetProtocols(keep)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fx.fp.mu.Lock()
+		done := fx.fp.updates > n
+		fx.fp.mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replies were not re-published within 5 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st0, _ := fx.fp.stats()
+	for _, tc := range []struct {
+		name string
+		req  []byte
+	}{{"SQP challenge", sqpChallenge}, {"Bedrock ping", bedrockPing}, {"SAGL request", saglRequest(sagl.KindInfo, 0, 0)}} {
+		if r := c.ask(t, tc.req, time.Second); r == nil {
+			t.Fatalf("%s: no answer from the socket path", tc.name)
+		}
+	}
+	st1, _ := fx.fp.stats()
+	if st1.Req != st0.Req {
+		t.Fatal("the program answered a protocol it has no replies of")
+	}
+	if other := querydPassReasonPASS_OTHER; st1.Passed[other] != st0.Passed[other]+3 {
+		t.Fatalf("passed %d datagrams, want 3", st1.Passed[other]-st0.Passed[other])
+	}
+}
