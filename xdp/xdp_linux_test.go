@@ -5,8 +5,10 @@ package xdp
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -392,4 +394,35 @@ func TestXDPNewFailsCleanly(t *testing.T) {
 		t.Fatalf("New on a missing interface: %v, %v; want an error", f, err)
 	}
 	t.Log(err)
+}
+
+// TestXDPHeldInterface (issue 25): when another XDP program already holds
+// the interface (here the tests' pass program, as another queryd's would),
+// New fails saying so, in native and in generic mode, not that
+// CAP_NET_ADMIN is missing; the other program stays attached.
+func TestXDPHeldInterface(t *testing.T) {
+	needXDP(t)
+	n := newTestNet(t)
+	is, err := challenge.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeNative, ModeGeneric} {
+		err := inNS(n.cliNS, func() error {
+			f, err := New(Config{Interfaces: []string{n.cliIf}, Mode: mode, Issuer: is})
+			if err == nil {
+				f.close()
+			}
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "another XDP program (another queryd?) holds "+n.cliIf) {
+			t.Errorf("%v mode on an interface another program holds: %v; want it to say so", mode, err)
+		}
+		if strings.Contains(fmt.Sprint(err), "CAP_NET_ADMIN") {
+			t.Errorf("%v mode: the error blames the capabilities: %v", mode, err)
+		}
+	}
+	if _, err := n.pass.(*Pass).UDP(); err != nil {
+		t.Errorf("the other program is gone: %v", err)
+	}
 }

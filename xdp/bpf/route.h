@@ -37,8 +37,9 @@ static __always_inline int route_mirrored(const int v6, const struct req *r)
 	return -1;
 }
 
-// route_back looks the reply up: from our address to the source, out of
-// the ingress interface. On success it sets the reply's MACs (the next
+// route_back looks the reply up: from our address to the source, as seen
+// from the ingress interface (as rp_filter looks), which the route must
+// leave through. On success it sets the reply's MACs (the next
 // hop's and the interface's) and returns -1; else the reason to pass.
 static __always_inline int route_back(struct xdp_md *ctx, const int v6, struct req *r)
 {
@@ -56,7 +57,7 @@ static __always_inline int route_back(struct xdp_md *ctx, const int v6, struct r
 		f.ipv4_src = r->daddr4;
 		f.ipv4_dst = r->saddr4;
 	}
-	long rc = bpf_fib_lookup(ctx, &f, sizeof(f), 0); // as rp_filter looks: from the ingress interface
+	long rc = bpf_fib_lookup(ctx, &f, sizeof(f), 0);
 	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
 		return route_mirrored(v6, r);
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
