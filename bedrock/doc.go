@@ -87,6 +87,18 @@
 // Pings over the rate count as rate_limited. [bedrock] is off by default:
 // turn it on only for a Bedrock server.
 //
+// # Fast path
+//
+// With [xdp] on, the XDP program answers the ping in the driver with the
+// pong FastReplies hands it, the ping's time copied in, under the same
+// limits as here: bedrock.packet_rate and packet_burst per source (in the
+// program's own table, so a source whose pings go to both paths may get
+// the rate on each), then the per-IP and the unproven byte budgets (each
+// path half of [limits] while the program is attached). A 33-byte datagram
+// with the magic and another id goes to the socket path. The program's
+// answers count under the same metrics (and in
+// queryd_xdp_requests_total{protocol="bedrock"}).
+//
 // # Config
 //
 // The bedrock section of queryd.toml (defaults shown; changes apply on

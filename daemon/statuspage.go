@@ -30,6 +30,9 @@ func (d *Daemon) newStatus() *status.Sampler {
 	if d.upstream != nil {
 		src.Upstream = d.upstream.Status
 	}
+	if d.xdp != nil {
+		src.FastSources = d.xdp.DrainSources // the sources the program answered
+	}
 	return status.New(src, d.log.With("part", "status"))
 }
 

@@ -11,6 +11,7 @@ package hostile
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -25,7 +26,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/internal/netnstest"
+	"github.com/queryd/queryd/sagl"
 )
 
 // xdpPort is the daemon's UDP port in the test network.
@@ -320,8 +323,8 @@ type xdpRequest struct {
 }
 
 // xdpUnproven are the requests the program answers for sources without a
-// token, and a GameSpy4 stat with a made-up token, which it passes to the
-// socket path (which ignores it).
+// token, and a GameSpy4 stat and an SQP query with a made-up token, which
+// it passes to the socket path (which ignores them).
 func xdpUnproven() []xdpRequest {
 	return []xdpRequest{
 		{"a2s", "A2S_INFO", []byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"), true},
@@ -333,6 +336,11 @@ func xdpUnproven() []xdpRequest {
 		{"gamespy4", "full stat, made-up token", []byte{0xFE, 0xFD, 0x00, 1, 2, 3, 4, 0x00, 0x01, 0x02, 0x03, 0xFF, 0xFF, 0xFF, 0x01}, false},
 		{"quake3", "getinfo", []byte("\xFF\xFF\xFF\xFFgetinfo"), true},
 		{"quake3", "getstatus", []byte("\xFF\xFF\xFF\xFFgetstatus"), true},
+		{"sqp", "challenge", []byte{0, 0, 0, 0, 0}, true},
+		{"sqp", "query, made-up token", []byte{0x01, 1, 2, 3, 4, 0, 1, 0x1F}, false},
+		{"bedrock", "ping", bedrock.AppendPing(nil, 0x1122334455667788, 0), true},
+		{"sagl", "info, token 0", sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo}), true},
+		{"sagl", "info, made-up token", sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo, Token: 0x01020304}), true},
 	}
 }
 
@@ -340,12 +348,12 @@ func xdpUnproven() []xdpRequest {
 // the program answers for sources that never complete a challenge, from 8
 // spoofed addresses each, 12 datagrams each (more than Quake 3's and
 // Bedrock's packet bursts, which are off here), budgets far above the traffic:
-// bytes out ÷ bytes in. A2S answers no more than it receives; a GameSpy4
-// stat with a made-up token gets nothing; the program (not the socket
-// path) answered every request it claims, and the metrics count the bytes
-// the capture saw.
+// bytes out ÷ bytes in. A2S, SQP and SAGL answer no more than they
+// receive; a GameSpy4 stat and an SQP query with a made-up token get
+// nothing; the program (not the socket path) answered every request it
+// claims, and the metrics count the bytes the capture saw.
 func TestXDPReflectionRatio(t *testing.T) {
-	x := startXDPDaemon(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}})
+	x := startXDPDaemon(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "bedrock": {"packet_rate": 0}})
 	const perSource, sourcesPerReq = 12, 8
 	reqs := xdpUnproven()
 	srcs := make([][]netip.AddrPort, len(reqs))
@@ -379,7 +387,7 @@ func TestXDPReflectionRatio(t *testing.T) {
 			inProgram[r.proto] += float64(perSource * sourcesPerReq)
 		}
 		fmt.Fprintf(&table, "%-9s %-26s %5d %6d %6d %6.3f\n", r.proto, r.name, len(r.bytes), in, got.bytes, ratio)
-		if r.proto == "a2s" && ratio > 1.0 {
+		if neverAmplifies(r.proto) && ratio > 1.0 {
 			t.Errorf("%s: %d bytes out for %d in (ratio %.3f > 1.0): an amplifier", r.name, got.bytes, in, ratio)
 		}
 		if !r.inProgram && got.n != 0 {
@@ -433,7 +441,8 @@ func TestXDPReflectionCaps(t *testing.T) {
 			"per_ip_rate": capPerIPRate, "per_ip_burst": capPerIPBurst,
 			"unproven_rate": capUnprovenRate, "unproven_burst": capUnprovenBurst,
 		},
-		"quake3": {"packet_rate": 0},
+		"quake3":  {"packet_rate": 0},
+		"bedrock": {"packet_rate": 0},
 	})
 	sh := sharesOf(capPerIPRate, capPerIPBurst, capUnprovenRate, capUnprovenBurst, x.ncpu)
 	const floodFor = 500 * time.Millisecond
@@ -447,6 +456,8 @@ func TestXDPReflectionCaps(t *testing.T) {
 		{"quake3 getstatus, 1 source", []byte("\xFF\xFF\xFF\xFFgetstatus"), 1},
 		{"quake3 getstatus, 16 sources", []byte("\xFF\xFF\xFF\xFFgetstatus"), 16},
 		{"quake3 getinfo, 16 sources", []byte("\xFF\xFF\xFF\xFFgetinfo"), 16},
+		{"bedrock ping, 1 source", bedrock.AppendPing(nil, 0x1122334455667788, 0), 1},
+		{"bedrock ping, 16 sources", bedrock.AppendPing(nil, 0x1122334455667788, 0), 16},
 	}
 	// The unproven shares are global: each case waits until the last one's
 	// draw has refilled (per-IP buckets are the new sources' own).
@@ -555,4 +566,96 @@ func TestXDPQuake3PacketRate(t *testing.T) {
 	}
 	got, _ := x.cap.sum(srcs[:1])
 	t.Logf("quake3 packet rate with XDP: 500 getinfo per source in %.2f s, %d replies to the first (burst 10, then 1/s); outcomes %v", window, got.n, delta.Requests("quake3"))
+}
+
+// TestXDPProtocolFloods: spoofed floods of SQP challenges, Bedrock pings
+// and SAGL requests without a token (4,000 datagrams/s for 0.5 s from 16
+// sources each, budgets far above the traffic, Bedrock's packet rate off)
+// are answered in the program: queryd_xdp_requests_total, the program's
+// share, is all of queryd_requests_total, every request got its reply,
+// and SQP and SAGL send back no more bytes than they received.
+func TestXDPProtocolFloods(t *testing.T) {
+	x := startXDPDaemon(t, Tables{"limits": generousLimits, "bedrock": {"packet_rate": 0}})
+	const rate, floodFor = 4000, 500 * time.Millisecond
+	cases := []struct {
+		name, proto string
+		req         []byte
+	}{
+		{"sqp challenge", "sqp", []byte{0, 0, 0, 0, 0}},
+		{"bedrock ping", "bedrock", bedrock.AppendPing(nil, 0x1122334455667788, 0)},
+		{"sagl info, token 0", "sagl", sagl.AppendRequest(nil, sagl.Request{Kind: sagl.KindInfo})},
+	}
+	for ci, c := range cases {
+		srcs := spoofed(t, 1+ci*16, 16)
+		before := x.Metrics(t)
+		x.floodRaw(t, srcs, [][]byte{c.req}, rate, floodFor)
+		x.cap.waitQuiet(300*time.Millisecond, 3*time.Second)
+		got, _ := x.cap.sum(srcs)
+		delta := x.Metrics(t).Sub(before)
+		sent := int64(rate * floodFor.Seconds())
+		prog, all := delta.Sum("queryd_xdp_requests_total", "protocol", c.proto), delta.Sum("queryd_requests_total", "protocol", c.proto)
+		ratio := float64(got.bytes) / float64(sent*int64(len(c.req)))
+		t.Logf("%s: %d datagrams of %d B; %d replies, %d B (ratio %.2f); the program counted %v of %v requests; outcomes %v",
+			c.name, sent, len(c.req), got.n, got.bytes, ratio, prog, all, delta.Requests(c.proto))
+		if prog != all || all != float64(sent) {
+			t.Errorf("%s: the program counted %v of %v requests (%d sent): the socket path served some", c.name, prog, all, sent)
+		}
+		if got.n != sent {
+			t.Errorf("%s: %d replies to %d requests under generous budgets", c.name, got.n, sent)
+		}
+		if neverAmplifies(c.proto) && ratio > 1.0 {
+			t.Errorf("%s: ratio %.2f > 1.0", c.name, ratio)
+		}
+	}
+}
+
+// TestXDPBusiestSources (finding 6): 200 A2S_INFO from one spoofed source,
+// all answered in the program, list that source in the status page's
+// busiest sources (/status.json) with its 200 requests, challenged: the
+// program counts per source and the sampler merges it with the socket
+// path's table (before, the table stayed empty).
+func TestXDPBusiestSources(t *testing.T) {
+	x := startXDPDaemon(t, Tables{"limits": generousLimits})
+	src := spoofed(t, 77, 1)
+	before := x.Metrics(t)
+	x.floodRaw(t, src, [][]byte{[]byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00")}, 1000, 200*time.Millisecond)
+	x.cap.waitQuiet(300*time.Millisecond, 3*time.Second)
+	if got := x.Metrics(t).Sub(before).Sum("queryd_xdp_requests_total", "protocol", "a2s", "outcome", "challenged"); got != 200 {
+		t.Fatalf("the program challenged %v of 200 A2S_INFO", got)
+	}
+	want := src[0].Addr().String()
+	deadline := time.Now().Add(5 * time.Second) // the sampler drains once a second
+	for {
+		var doc struct {
+			Busiest struct {
+				Sources []struct {
+					Source   string            `json:"source"`
+					Requests uint64            `json:"requests"`
+					Outcomes map[string]uint64 `json:"outcomes"`
+				} `json:"sources"`
+			} `json:"busiest"`
+		}
+		resp, err := x.httpClient(5 * time.Second).Get("http://" + x.AdminAddr + "/status.json")
+		if err != nil {
+			t.Fatalf("GET /status.json: %v", err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&doc)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("/status.json: %v", err)
+		}
+		for _, s := range doc.Busiest.Sources {
+			if s.Source == want {
+				if s.Requests != 200 || s.Outcomes["challenged"] != 200 {
+					t.Fatalf("busiest source %s: %d requests, outcomes %v; want 200 challenged", want, s.Requests, s.Outcomes)
+				}
+				t.Logf("busiest sources list %s: %d requests, outcomes %v", want, s.Requests, s.Outcomes)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the busiest sources do not list %s after 5 s: %+v", want, doc.Busiest.Sources)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -51,6 +51,14 @@
 // answered (multiples of 1,024 are pre-encoded, others written per query).
 // Without a logo: size 0, a zero hash, no data, and only offset 0 is valid.
 //
+// Fast path. With [xdp] on, the XDP program answers in the driver
+// (FastReplies hands it the bytes): the challenge to a request without a
+// valid token, with the source's token written in, and an info request
+// with a valid token when the JSON is one part. Logo pieces, JSON of
+// several parts and malformed requests go to the socket path. The
+// program's answers count under the same metrics (and in
+// queryd_xdp_requests_total{protocol="sagl"}).
+//
 // # The JSON
 //
 // UTF-8, encoded once per state change, members in this order:

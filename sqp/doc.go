@@ -109,6 +109,17 @@
 // listed; ServerInfo's current players is always every player. With
 // 16-byte names a reply lists 1,396 players when they are asked alone.
 //
+// # Fast path
+//
+// With [xdp] on, the XDP program answers in the driver (FastReplies hands
+// it the bytes): the challenge, with the source's token written in, and a
+// query with a valid token for each chunks byte whose reply is one
+// datagram, with the query's token copied into the header. A query with a
+// wrong or expired token, unknown chunk bits or a reply of several
+// datagrams goes to the socket path, which answers it as above. The
+// program's answers count under the same metrics (and in
+// queryd_xdp_requests_total{protocol="sqp"}).
+//
 // # Config
 //
 // The sqp section of queryd.toml (defaults shown; changes apply on SIGHUP):

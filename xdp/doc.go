@@ -17,14 +17,26 @@
 //	GameSpy4 handshake (FE FD 09)                             09 <session> <token in decimal> 00
 //	GameSpy4 basic / full stat with a valid token             the stat reply behind the client's session id
 //	Quake 3 getinfo / getstatus (any case; then nothing, \n or NUL)  infoResponse / statusResponse
+//	SQP challenge (00 00 00 00 00, exactly 5 bytes)           00 <token, big-endian>
+//	SQP query with a valid token (8 bytes, version 1)         the reply to its chunks byte, when it is one datagram, with the query's token
+//	Bedrock unconnected ping (01 or 02, 33 bytes, the magic)  the pong with the ping's time
+//	SAGL "SAGQ" (64 bytes, version 1, kind 1 or 2) without a valid token  the 12-byte challenge
+//	SAGL info (kind 1) with a valid token                     the info reply, when the JSON is one part
 //	anything else                                             XDP_PASS
 //
 // Passed to the socket path as they are: A2S compat ("SOURCE\0", the 'A'
-// retry), A2A_PING and GETCHALLENGE, a GameSpy4 stat with a wrong or expired
-// token (the socket path ignores and counts it), a Quake 3 request with a
-// challenge argument (the reply echoes it), SAGL, SQP, Bedrock, relay
-// traffic, replies of several datagrams or larger than the interface's MTU,
-// and everything while the program is not yet fed replies.
+// retry), A2A_PING and GETCHALLENGE, a GameSpy4 stat or an SQP query with a
+// wrong or expired token (the socket path ignores and counts it), an SQP
+// query with unknown chunk bits, a Bedrock ping with another id and a SAGL
+// request of another shape (the socket path counts them malformed), a
+// Quake 3 request with a challenge argument (the reply echoes it), SAGL
+// logo pieces, relay traffic, replies of several datagrams or larger than
+// the interface's MTU, and everything of a protocol that is off or while
+// the program is not yet fed replies. The modules hand the program their
+// replies (module.FastPath), with the bytes it fills in per request left
+// zero: the challenges' tokens (SQP, SAGL; A2S's and GameSpy4's the
+// program makes whole), GameSpy4's session, SQP's query token and
+// Bedrock's time, which it copies from the request.
 //
 // # Only what the kernel would answer
 //
@@ -115,11 +127,12 @@
 // in an LRU hash of [limits] tracked_ips sources keyed by IPv4 address or
 // IPv6 /64, for every reply; the global unproven budget ([limits]
 // unproven_rate, unproven_burst) for replies larger than their request to
-// sources without a valid token (A2S_INFO with info_challenge off, Quake 3),
+// sources without a valid token (A2S_INFO with info_challenge off, Quake 3,
+// the Bedrock pong),
 // split among the CPUs as the responder splits it among its receive loops
-// (each share's burst at least 1,500 bytes); Quake 3's per-source packet
-// rate ([quake3] packet_rate, packet_burst) in its own LRU hash, before the
-// reply. Each bucket is a GCRA (one 64-bit theoretical arrival time updated
+// (each share's burst at least 1,500 bytes); Quake 3's and Bedrock's
+// per-source packet rates ([quake3] and [bedrock] packet_rate,
+// packet_burst) in an LRU hash each, before the reply. Each bucket is a GCRA (one 64-bit theoretical arrival time updated
 // with compare-and-swap, so CPUs share it without a lock), which refuses
 // exactly what a token bucket of the same rate and burst refuses. A refused
 // reply is dropped and counted as rate_limited. The fast path's buckets are
@@ -128,8 +141,8 @@
 // split A2S_PLAYER there) draws on both. So the daemon gives each path half
 // of [limits] while the program is attached, and the two together grant no
 // more than [limits] (but for the bursts' floor of 1,500 bytes a path). The
-// per-source packet rate is [quake3]'s (packet_rate, packet_burst), not
-// Bedrock's, and each path applies it apart.
+// per-source packet rates are each protocol's own, and each path applies
+// them apart.
 //
 // Stale means silence here too: the daemon writes when queryd falls silent
 // (Config.SilentFrom, from its one silence value: the feed's last message
@@ -148,8 +161,12 @@
 // of pre-encoded replies: the daemon builds a new array on every snapshot,
 // and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
 // query never sees half an update; the program's A2S_PLAYER reply may lag
-// the socket path's by up to one sync, 50 ms, after the second turns), perip and q3rate (LRU hashes),
-// unproven (per CPU), stats_map (per-CPU counters). A reload ([limits], the
+// the socket path's by up to one sync, 50 ms, after the second turns), perip,
+// q3rate and bedrate (LRU hashes), unproven (per CPU), stats_map (per-CPU
+// counters), sources (an LRU hash of 4,096 sources, IPv4 address or IPv6
+// /64, with what the program answered or dropped of each by outcome:
+// DrainSources empties it once a second into the status page's busiest
+// sources, beside the socket path's table). A reload ([limits], the
 // protocol sections) re-publishes the maps without re-attaching; [xdp]
 // itself and [limits] tracked_ips need a restart.
 //
@@ -160,10 +177,10 @@
 // rate_limited, stale), queryd_received_bytes_total and
 // queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode},
 // queryd_xdp_requests_total{protocol,outcome} (its share of
-// queryd_requests_total; outcome denied too), queryd_xdp_passed_total{reason}
-// (datagrams to a listen address left to the socket path: other,
-// not_local, martian, malformed, vlan, no_route),
-// queryd_xdp_resize_failed_total,
+// queryd_requests_total; protocol a2s, gamespy4, quake3, sqp, bedrock or
+// sagl; outcome denied too), queryd_xdp_passed_total{reason} (datagrams
+// to a listen address left to the socket path: other, not_local, martian,
+// malformed, vlan, no_route), queryd_xdp_resize_failed_total,
 // queryd_xdp_reply_updates_total.
 //
 // # Attaching
@@ -183,7 +200,8 @@
 //
 // bpf/queryd.c is the parse path (Ethernet, IP, UDP, the listen table) and
 // hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
-// quake3.h); the other headers hold one concern each: consts.h and
+// quake3.h, sqp.h, bedrock.h, sagl.h; challenge.h makes a challenge from a
+// module's template); the other headers hold one concern each: consts.h and
 // structs.h (the constants and map values Go shares, generated into
 // queryd_bpfel.go by bpf2go -type, never mirrored by hand), maps.h,
 // counters.h, parsing.h (one cursor helper per header, each with its own
@@ -196,7 +214,7 @@
 // architecture); the objects and their Go bindings are committed, so that
 // go build needs no clang, and .ci/run regenerates them and fails on a
 // difference. C rather than cilium/ebpf's asm package: the program parses
-// three protocols, computes SipHash-2-4, a GCRA and two checksums, and is
+// six protocols, computes SipHash-2-4, a GCRA and two checksums, and is
 // several hundred lines of C the verifier checks; written as instructions
 // by hand it would be several times longer and much harder to review.
 // Elsewhere than Linux on a little-endian CPU, New returns ErrUnsupported.

@@ -51,6 +51,7 @@ type FastPath struct {
 
 	mu       sync.Mutex // guards what Serve and a scrape share
 	last     [numSlots]querydReply
+	drained  sourceBuf // DrainSources' batch buffer
 	lastCfg  querydConfig
 	lastNet  netState
 	lastDeny map[querydDenykey]bool
@@ -90,6 +91,7 @@ func New(cfg Config) (f *FastPath, err error) {
 	tracked := uint32(max(cfg.Limits.TrackedIPs, 16))
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapQ3rate].MaxEntries = tracked
+	spec.Maps[querydMapBedrate].MaxEntries = tracked
 	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(), kick: make(chan struct{}, 1)}
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
@@ -459,7 +461,8 @@ func (f *FastPath) freshUntil(wall, mono int64) uint64 {
 	return uint64(at)
 }
 
-// setBudgets writes the byte budgets and Quake 3's packet rate into c,
+// setBudgets writes the byte budgets and Quake 3's and Bedrock's packet
+// rates into c,
 // with the responder's semantics: the unproven budget split among the
 // receive loops (here the CPUs), each share's burst at least 1,500 bytes.
 func (f *FastPath) setBudgets(c *querydConfig) {
@@ -473,21 +476,28 @@ func (f *FastPath) setBudgets(c *querydConfig) {
 	c.UnpRate = uint64(max(l.UnprovenRate/n, 1))
 	c.UnpBurst = uint64(max(l.UnprovenBurst/n, 1500))
 	c.UnpTau = tau(c.UnpBurst, float64(c.UnpRate))
-	c.Q3Cost, c.Q3Tau = 0, 0
-	if ps := f.protos.Load(); ps != nil {
-		for _, p := range *ps {
-			// Quake 3's own rate: Bedrock has one too, which the
-			// program does not apply (it passes Bedrock).
-			pl, ok := p.(wire.PacketLimited)
-			if !ok || p.Name() != protocolLabel[protoQ3] {
-				continue
-			}
-			if r, burst := pl.PacketLimit(); r > 0 {
-				c.Q3Cost = uint64(math.Ceil(1e9 / r))
-				c.Q3Tau = tau(uint64(max(burst, 1)), r)
-			}
+	c.Q3Cost, c.Q3Tau = f.packetRate(protoQ3)
+	c.BedrockCost, c.BedrockTau = f.packetRate(protoBedrock)
+}
+
+// packetRate is the per-source packet rate of the protocol of the
+// program's row proto, as the GCRA's cost per request and tolerance in ns
+// (0, 0: none): each protocol's own, whatever the order of the protocols.
+func (f *FastPath) packetRate(proto int) (cost, tolerance uint64) {
+	ps := f.protos.Load()
+	if ps == nil {
+		return 0, 0
+	}
+	for _, p := range *ps {
+		pl, ok := p.(wire.PacketLimited)
+		if !ok || p.Name() != protocolLabel[proto] {
+			continue
+		}
+		if r, burst := pl.PacketLimit(); r > 0 {
+			return uint64(math.Ceil(1e9 / r)), tau(uint64(max(burst, 1)), r)
 		}
 	}
+	return 0, 0
 }
 
 // tau is how long a bucket of burst tokens at rate tokens/s takes to fill,

@@ -14,36 +14,46 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sqp"
 	"github.com/queryd/queryd/state"
 )
 
 const testPort = 27015
 
 // fixture is queryd's responder (the socket path) and the fast path, in
-// the server namespace of a test network, answering A2S, GameSpy4 and
-// Quake 3 from one state.
+// the server namespace of a test network, answering A2S, GameSpy4, Quake 3,
+// SQP, Bedrock and SAGL from one state.
 type fixture struct {
 	net     *testNet
 	srv     *responder.Server
 	fp      *FastPath
 	issuer  *challenge.Issuer
 	reg     *prometheus.Registry
-	lastFed atomic.Int64 // the feed's last message, Unix ns; 0: never
+	snap    *state.Snapshot // testState
+	lastFed atomic.Int64    // the feed's last message, Unix ns; 0: never
 }
 
-// testState has a few players, so that A2S_PLAYER, the rules and the stats
-// fit one datagram.
+// testState has a few players, so that A2S_PLAYER, the rules, the stats,
+// every SQP reply and the SAGL JSON fit one datagram.
 const testState = `{"name": "XDP test server", "map": "arena", "game": "Test", "folder": "test",
 	"version": "1.0", "max_players": 16,
 	"players": {"0": {"name": "Thomas", "score": 12, "ping": 31}, "3": {"name": "Sam", "score": 4, "ping": 58, "time": 91.5}},
 	"rules": {"mp_timelimit": "30", "sv_gravity": "800"}}`
 
 const testStaleAfter = 2 * time.Second
+
+// testBedrock is [bedrock]'s defaults with a fixed server GUID.
+var testBedrock = bedrock.Config{
+	Edition: bedrock.DefaultEdition, Protocol: bedrock.DefaultProtocol, GameMode: bedrock.DefaultGameMode,
+	GameModeNumber: bedrock.DefaultGameModeNumber, IPv4Port: testPort, IPv6Port: testPort, GUID: 1234567890123456789,
+}
 
 // newFixture starts the socket path and attaches the fast path (native
 // mode) to the server's end of a fresh test network.
@@ -86,7 +96,11 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, fx.issuer, nil),
 		gamespy4.NewHandler(gamespy4.Config{GameType: gamespy4.DefaultGameType, GameID: gamespy4.DefaultGameID}, fx.issuer),
 		quake3.NewHandler(quake3.Config{}, 0, 0),
+		sqp.NewHandler(sqp.Config{GameType: "test"}, fx.issuer),
+		bedrock.NewHandler(testBedrock, 0, 0),                               // the default packet rate: 2/s after 10
+		sagl.NewHandler(sagl.Config{Players: sagl.PlayersCount}, fx.issuer), // the count only: a veth grows a frame by ~210 B at most
 	}
+	fx.snap = store.Snapshot()
 	hs := make([]responder.Handler, len(protos))
 	for i, p := range protos {
 		p.Update(store.Snapshot())

@@ -33,6 +33,9 @@ func (*FastPath) SetDeny(*responder.Deny) {}
 // Changed does nothing outside Linux.
 func (*FastPath) Changed() {}
 
+// DrainSources returns dst outside Linux.
+func (*FastPath) DrainSources(dst []responder.SourceCount) []responder.SourceCount { return dst }
+
 // Counts returns nothing outside Linux.
 func (*FastPath) Counts() []responder.Counts { return nil }
 

@@ -27,24 +27,26 @@ type querydAddrkey struct {
 }
 
 type querydConfig struct {
-	_          structs.HostLayout
-	K0         uint64
-	K1         uint64
-	WallOffset uint64
-	FreshUntil uint64
-	PeripRate  uint64
-	PeripBurst uint64
-	PeripTau   uint64
-	UnpRate    uint64
-	UnpBurst   uint64
-	UnpTau     uint64
-	Q3Cost     uint64
-	Q3Tau      uint64
-	Mtu        uint32
-	Enabled    uint32
-	Deny       uint32
-	Routes     uint32
-	Listen     [8]querydListen
+	_           structs.HostLayout
+	K0          uint64
+	K1          uint64
+	WallOffset  uint64
+	FreshUntil  uint64
+	PeripRate   uint64
+	PeripBurst  uint64
+	PeripTau    uint64
+	UnpRate     uint64
+	UnpBurst    uint64
+	UnpTau      uint64
+	Q3Cost      uint64
+	Q3Tau       uint64
+	BedrockCost uint64
+	BedrockTau  uint64
+	Mtu         uint32
+	Enabled     uint32
+	Deny        uint32
+	Routes      uint32
+	Listen      [8]querydListen
 }
 
 type querydDenykey struct {
@@ -106,10 +108,13 @@ const (
 type querydProto uint32
 
 const (
-	querydProtoPROTO_A2S querydProto = 0
-	querydProtoPROTO_GS4 querydProto = 1
-	querydProtoPROTO_Q3  querydProto = 2
-	querydProtoNPROTO    querydProto = 3
+	querydProtoPROTO_A2S     querydProto = 0
+	querydProtoPROTO_GS4     querydProto = 1
+	querydProtoPROTO_Q3      querydProto = 2
+	querydProtoPROTO_SQP     querydProto = 3
+	querydProtoPROTO_BEDROCK querydProto = 4
+	querydProtoPROTO_SAGL    querydProto = 5
+	querydProtoNPROTO        querydProto = 6
 )
 
 type querydReply struct {
@@ -130,21 +135,32 @@ const (
 type querydSlot uint32
 
 const (
-	querydSlotSLOT_A2S_INFO   querydSlot = 0
-	querydSlotSLOT_A2S_PLAYER querydSlot = 1
-	querydSlotSLOT_A2S_RULES  querydSlot = 2
-	querydSlotSLOT_GS4BASIC   querydSlot = 3
-	querydSlotSLOT_GS4FULL    querydSlot = 4
-	querydSlotSLOT_Q3INFO     querydSlot = 5
-	querydSlotSLOT_Q3STATUS   querydSlot = 6
-	querydSlotNSLOTS          querydSlot = 7
+	querydSlotSLOT_A2S_INFO       querydSlot = 0
+	querydSlotSLOT_A2S_PLAYER     querydSlot = 1
+	querydSlotSLOT_A2S_RULES      querydSlot = 2
+	querydSlotSLOT_GS4BASIC       querydSlot = 3
+	querydSlotSLOT_GS4FULL        querydSlot = 4
+	querydSlotSLOT_Q3INFO         querydSlot = 5
+	querydSlotSLOT_Q3STATUS       querydSlot = 6
+	querydSlotSLOT_SQP_CHALLENGE  querydSlot = 7
+	querydSlotSLOT_BEDROCK_PONG   querydSlot = 8
+	querydSlotSLOT_SAGL_CHALLENGE querydSlot = 9
+	querydSlotSLOT_SAGL_INFO      querydSlot = 10
+	querydSlotSLOT_SQP_QUERY      querydSlot = 11
+	querydSlotSLOT_SQP_QUERY_LAST querydSlot = 42
+	querydSlotNSLOTS              querydSlot = 43
 )
+
+type querydSourceCount struct {
+	_ structs.HostLayout
+	N [6]uint64
+}
 
 type querydStats struct {
 	_            structs.HostLayout
-	Req          [3][6]uint64
-	In           [3]uint64
-	Out          [3]uint64
+	Req          [6][6]uint64
+	In           [6]uint64
+	Out          [6]uint64
 	Passed       [6]uint64
 	ResizeFailed uint64
 }
@@ -153,6 +169,7 @@ type querydStats struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	querydMapBedrate       = "bedrate"
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
 	querydMapIfaces        = "ifaces"
@@ -162,6 +179,7 @@ const (
 	querydMapReplies       = "replies"
 	querydMapRepliesEmpty  = "replies_empty"
 	querydMapRoutes        = "routes"
+	querydMapSources       = "sources"
 	querydMapStatsMap      = "stats_map"
 	querydMapUnproven      = "unproven"
 	querydProgQuerydXdp    = "queryd_xdp"
@@ -218,6 +236,7 @@ type querydProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
+	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
 	Deny         *ebpf.MapSpec `ebpf:"deny"`
 	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
@@ -227,6 +246,7 @@ type querydMapSpecs struct {
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
 	Routes       *ebpf.MapSpec `ebpf:"routes"`
+	Sources      *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
 }
@@ -257,6 +277,7 @@ func (o *querydObjects) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
+	Bedrate      *ebpf.Map `ebpf:"bedrate"`
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
 	Deny         *ebpf.Map `ebpf:"deny"`
 	Ifaces       *ebpf.Map `ebpf:"ifaces"`
@@ -266,12 +287,14 @@ type querydMaps struct {
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
 	Routes       *ebpf.Map `ebpf:"routes"`
+	Sources      *ebpf.Map `ebpf:"sources"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
 }
 
 func (m *querydMaps) Close() error {
 	return _QuerydClose(
+		m.Bedrate,
 		m.ConfigMap,
 		m.Deny,
 		m.Ifaces,
@@ -281,6 +304,7 @@ func (m *querydMaps) Close() error {
 		m.Replies,
 		m.RepliesEmpty,
 		m.Routes,
+		m.Sources,
 		m.StatsMap,
 		m.Unproven,
 	)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sqp"
 )
 
 // requests reads queryd_requests_total{protocol, outcome} from the registry.
@@ -42,12 +44,13 @@ func requests(t *testing.T, fx *fixture, protocol, outcome string) float64 {
 
 // Program rows and columns (enum proto, enum outcome in bpf/consts.h).
 const (
-	pA2S, pGS4, pQ3 = protoA2S, protoGS4, protoQ3
-	oAnswered       = int(querydOutcomeOUT_ANSWERED)
-	oOpen           = int(querydOutcomeOUT_OPEN)
-	oChallenged     = int(querydOutcomeOUT_CHALLENGED)
-	oLimited        = int(querydOutcomeOUT_RATE_LIMITED)
-	oStale          = int(querydOutcomeOUT_STALE)
+	pA2S, pGS4, pQ3       = protoA2S, protoGS4, protoQ3
+	pSQP, pBedrock, pSAGL = protoSQP, protoBedrock, protoSAGL
+	oAnswered             = int(querydOutcomeOUT_ANSWERED)
+	oOpen                 = int(querydOutcomeOUT_OPEN)
+	oChallenged           = int(querydOutcomeOUT_CHALLENGED)
+	oLimited              = int(querydOutcomeOUT_RATE_LIMITED)
+	oStale                = int(querydOutcomeOUT_STALE)
 )
 
 var (
@@ -156,6 +159,15 @@ func TestXDPByteEquality(t *testing.T) {
 			same("GameSpy4 full stat", gs4Stat(gtok, true), pGS4, oAnswered)
 			same("Quake 3 getinfo", []byte("\xFF\xFF\xFF\xFFgetinfo"), pQ3, oOpen)
 			same("Quake 3 getstatus", []byte("\xFF\xFF\xFF\xFFgetstatus\n"), pQ3, oOpen)
+			stok := sqpToken(t, same("SQP challenge", sqpChallenge, pSQP, oChallenged))
+			same("SQP ServerInfo", sqpQuery(stok, sqp.ChunkServerInfo), pSQP, oAnswered)
+			same("SQP every chunk", sqpQuery(stok, sqp.AllChunks), pSQP, oAnswered)
+			same("SQP no chunk", sqpQuery(stok, 0), pSQP, oAnswered)
+			same("Bedrock pong", bedrockPing, pBedrock, oOpen)
+			same("Bedrock pong, open connections", append([]byte{0x02}, bedrockPing[1:]...), pBedrock, oOpen)
+			atok := saglToken(t, same("SAGL challenge", saglRequest(sagl.KindInfo, 0, 0), pSAGL, oChallenged))
+			same("SAGL logo challenge", saglRequest(sagl.KindLogo, 0, 0), pSAGL, oChallenged)
+			same("SAGL info", saglRequest(sagl.KindInfo, atok, 0), pSAGL, oAnswered)
 		})
 	}
 }
@@ -250,8 +262,9 @@ func TestXDPTokenExpiry(t *testing.T) {
 	}
 }
 
-// TestXDPStale: a stale feed silences the program (dropped, counted as
-// "stale" under queryd_requests_total), and a feed message revives it.
+// TestXDPStale: a stale feed silences the program, every protocol's
+// queries (dropped, counted as "stale" under queryd_requests_total), and a
+// feed message revives it.
 func TestXDPStale(t *testing.T) {
 	fx := newFixture(t, responder.Limits{})
 	c := fx.dial(t, cliAddr4, srvAddr4)
@@ -263,12 +276,12 @@ func TestXDPStale(t *testing.T) {
 			t.Fatalf("answered while stale: % x", r)
 		}
 	}
-	for _, req := range [][]byte{a2sInfo, gs4Handshake(), []byte("\xFF\xFF\xFF\xFFgetstatus")} {
+	for _, req := range [][]byte{a2sInfo, gs4Handshake(), []byte("\xFF\xFF\xFF\xFFgetstatus"), sqpChallenge, bedrockPing, saglRequest(sagl.KindInfo, 0, 0)} {
 		if r := c.ask(t, req, 300*time.Millisecond); r != nil {
 			t.Fatalf("% x answered while the feed is stale: % x", req, r)
 		}
 	}
-	for _, p := range []int{pA2S, pGS4, pQ3} {
+	for _, p := range []int{pA2S, pGS4, pQ3, pSQP, pBedrock, pSAGL} {
 		if fx.count(t, p, oStale) == 0 {
 			t.Fatalf("protocol %d: no stale drop counted by the program", p)
 		}

@@ -26,7 +26,8 @@
 // registry: the responder's queryd_requests_total and bytes, the relay's
 // and the Quake 3 heartbeats' metrics) once a second into fixed-size rings
 // (Samples seconds), plus the busiest sources that the responder's receive
-// loops count (responder.Server.DrainSources), kept for the last minute in
+// loops count (responder.Server.DrainSources) and the XDP fast path counts
+// in the driver (xdp.FastPath.DrainSources), kept for the last minute in
 // a fixed-size ring of per-second top lists. It runs as one of the
 // daemon's parts (Serve(ctx)).
 package status

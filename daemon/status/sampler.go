@@ -128,11 +128,7 @@ func (s *Sampler) sample(now time.Time) {
 		s.warned = now
 		s.log.Warn("status page: reading the metrics (the page shows what could be read)", "err", err)
 	}
-	var drained []responder.SourceCount
-	if s.src.DrainSources != nil {
-		s.drained = s.src.DrainSources(s.drained[:0])
-		drained = s.drained
-	}
+	drained := s.drainSources()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dt := now.Sub(s.prevAt).Seconds()
@@ -148,6 +144,21 @@ func (s *Sampler) sample(now time.Time) {
 	s.sampleBeats(c, now)
 	s.busiest.add(drained)
 	s.prev, s.prevAt = c, now
+}
+
+// drainSources hands over the busiest sources of the socket path's
+// receive loops and of the XDP fast path since the last sample, in one
+// reused buffer (busiest.merge sums a source both counted).
+func (s *Sampler) drainSources() []responder.SourceCount {
+	d := s.drained[:0]
+	if s.src.DrainSources != nil {
+		d = s.src.DrainSources(d)
+	}
+	if s.src.FastSources != nil {
+		d = s.src.FastSources(d)
+	}
+	s.drained = d
+	return d
 }
 
 // rate is the per-second growth of a counter from prev to cur over dt

@@ -54,7 +54,11 @@ type Source struct {
 	// DrainSources hands over the busiest sources counted since its last
 	// call (responder.Server.DrainSources); nil: none.
 	DrainSources func(dst []responder.SourceCount) []responder.SourceCount
-	Build        Build
+	// FastSources hands over the sources the XDP fast path answered or
+	// dropped since its last call (xdp.FastPath.DrainSources), merged
+	// into the same table; nil: no fast path.
+	FastSources func(dst []responder.SourceCount) []responder.SourceCount
+	Build       Build
 }
 
 // Build is what the page says about the binary; the daemon fills it by the

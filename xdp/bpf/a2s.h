@@ -62,7 +62,7 @@ static __always_inline int a2s(struct query *q, const int v6)
 		tokened = 1;
 	}
 	if (q->stale) {
-		count(PROTO_A2S, OUT_STALE, q->r.plen, 0);
+		count(q, PROTO_A2S, OUT_STALE, 0);
 		return XDP_DROP;
 	}
 	if (tokened && tok != 0xFFFFFFFF && valid(q, tok, 0)) {

@@ -16,11 +16,17 @@ enum slot {
 	SLOT_GS4_FULL,
 	SLOT_Q3_INFO,
 	SLOT_Q3_STATUS,
+	SLOT_SQP_CHALLENGE,  // a template: the token is written in
+	SLOT_BEDROCK_PONG,
+	SLOT_SAGL_CHALLENGE, // a template: the token is written in
+	SLOT_SAGL_INFO,
+	SLOT_SQP_QUERY,      // + the chunks byte: SQP_CHUNKS slots
+	SLOT_SQP_QUERY_LAST = SLOT_SQP_QUERY + 31,
 	NSLOTS,
 };
 
 // Protocols and outcomes: the rows and columns of the counters.
-enum proto { PROTO_A2S, PROTO_GS4, PROTO_Q3, NPROTO };
+enum proto { PROTO_A2S, PROTO_GS4, PROTO_Q3, PROTO_SQP, PROTO_BEDROCK, PROTO_SAGL, NPROTO };
 enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
 
 // Why a datagram to a listen address was left to the socket path (the
@@ -59,5 +65,8 @@ enum reply_flags {
 #define MAX_ADDRS 4096 // local addresses of those interfaces
 #define MAX_DENY 4096  // [limits] deny prefixes
 #define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
+#define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
+
+#define SQP_CHUNKS (SLOT_SQP_QUERY_LAST - SLOT_SQP_QUERY + 1) // SQP chunks bytes with a slot each
 
 #define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)

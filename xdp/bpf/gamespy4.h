@@ -29,7 +29,7 @@ static __always_inline int gs4_handshake(struct query *q, const int v6)
 			sm.b[5 + i] = dig[n - 1 - i];
 	}
 	sm.len = 5 + n + 1; // the final NUL is already 0
-	return answer(q, v6, PROTO_GS4, OUT_CHALLENGED, 0, &sm, 1);
+	return answer(q, v6, PROTO_GS4, OUT_CHALLENGED, 0, &sm, 4);
 }
 
 // gamespy4 handles FE FD 09 (handshake) and FE FD 00 (stat).
@@ -42,10 +42,10 @@ static __always_inline int gamespy4(struct query *q, const int v6)
 	if (p[2] != 0x09 && p[2] != 0x00)
 		return pass();
 	if (q->stale) {
-		count(PROTO_GS4, OUT_STALE, q->r.plen, 0);
+		count(q, PROTO_GS4, OUT_STALE, 0);
 		return XDP_DROP;
 	}
-	__builtin_memcpy(q->r.session, p + 3, 4);
+	__builtin_memcpy(q->r.echo, p + 3, 4); // the session, at reply offset 1
 	if (p[2] == 0x09)
 		return gs4_handshake(q, v6);
 	if (!has(q, 11))
@@ -56,5 +56,5 @@ static __always_inline int gamespy4(struct query *q, const int v6)
 	struct reply *body = q->r.plen >= 15 ? slot(SLOT_GS4_FULL) : basic;
 	if (!body || !body->len)
 		return pass();
-	return answer(q, v6, PROTO_GS4, OUT_ANSWERED, body, 0, 1);
+	return answer(q, v6, PROTO_GS4, OUT_ANSWERED, body, 0, 4);
 }

@@ -57,6 +57,14 @@ struct {
 	__type(value, __u64);
 } q3rate SEC(".maps");
 
+// Bedrock's per-source packet rate, like q3rate.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ipkey);
+	__type(value, __u64);
+} bedrate SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -101,3 +109,12 @@ struct {
 	__type(key, struct denykey);
 	__type(value, __u32);
 } routes SEC(".maps");
+
+// The requests of each source (IPv4 address or IPv6 /64) since package xdp
+// last drained it: the status page's busiest sources.
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_SOURCES);
+	__type(key, struct ipkey);
+	__type(value, struct source_count);
+} sources SEC(".maps");

@@ -55,12 +55,12 @@ static __always_inline int quake3(struct query *q, const int v6)
 	if (!body || !body->len)
 		return pass();
 	if (q->stale) {
-		count(PROTO_Q3, OUT_STALE, q->r.plen, 0);
+		count(q, PROTO_Q3, OUT_STALE, 0);
 		return XDP_DROP;
 	}
 	const struct config *c = q->c;
 	if (c->q3_cost && !bucket_allow(&q3rate, &q->s.key, q->now, c->q3_cost, c->q3_tau)) {
-		count(PROTO_Q3, OUT_RATE_LIMITED, q->r.plen, 0);
+		count(q, PROTO_Q3, OUT_RATE_LIMITED, 0);
 		return XDP_DROP;
 	}
 	return answer(q, v6, PROTO_Q3, OUT_OPEN, body, 0, 0);

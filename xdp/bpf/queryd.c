@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 //
 // queryd's XDP fast path: answers the hot single-datagram queries (A2S,
-// GameSpy4, Quake 3) in the driver with the bytes the socket path would
-// send, and passes everything else to the socket path untouched. The Go
-// side (package xdp) fills the maps: the config (challenge key, clocks,
-// budgets, listen addresses), the pre-encoded replies, and reads the
-// counters.
+// GameSpy4, Quake 3, SQP, Bedrock, SAGL) in the driver with the bytes the
+// socket path would send, and passes everything else to the socket path
+// untouched. The Go side (package xdp) fills the maps: the config
+// (challenge key, clocks, budgets, listen addresses), the pre-encoded
+// replies, and reads the counters.
 //
 // This file is the parse path: Ethernet, IP, UDP, the listen table, then
-// one handler per protocol (a2s.h, gamespy4.h, quake3.h). The headers hold
-// one concern each: consts.h and structs.h (shared with Go through bpf2go
-// -type), maps.h, counters.h, parsing.h (a cursor helper per header),
-// csum.h, token.h (SipHash), budget.h (GCRA), reply.h (XDP_TX).
+// one handler per protocol (a2s.h, gamespy4.h, quake3.h, sqp.h, bedrock.h,
+// sagl.h). The headers hold one concern each: consts.h and structs.h
+// (shared with Go through bpf2go -type), maps.h, counters.h, parsing.h (a
+// cursor helper per header), csum.h, token.h (SipHash), budget.h (GCRA),
+// reply.h (XDP_TX), challenge.h (a challenge from a module's template).
 //
 // Build: go generate ./xdp (bpf2go, Debian's clang 14, the vendored headers
 // in include/); the object and the Go bindings are committed, so building
 // queryd needs no clang.
 
 #include "a2s.h"
+#include "bedrock.h"
 #include "gamespy4.h"
 #include "parsing.h"
 #include "quake3.h"
+#include "sagl.h"
+#include "sqp.h"
 #include "strict.h"
 
 char __license[] SEC("license") = "Dual MIT/GPL";
@@ -84,17 +88,29 @@ static __always_inline struct iphdr *parse_ip4(struct cursor *cur, struct query 
 	return ip;
 }
 
-// demux is the protocol of a payload of at least 7 bytes, or -1.
-static __always_inline int demux(const __u8 *p)
+// demux is the protocol of a payload of at least 5 bytes, or -1, by its
+// first bytes as the socket path's demux reads them (SQP and Bedrock by
+// their exact shapes).
+static __always_inline int demux(const struct query *q)
 {
+	if (is_sqp(q)) // exactly 5 or 8 bytes
+		return PROTO_SQP;
+	if (!has(q, 7))
+		return -1;
+	const __u8 *p = q->p;
 	if (p[0] == 0xFE && p[1] == 0xFD)
 		return PROTO_GS4;
-	if (p[0] != 0xFF || p[1] != 0xFF || p[2] != 0xFF || p[3] != 0xFF)
+	if (p[0] == 0xFF && p[1] == 0xFF && p[2] == 0xFF && p[3] == 0xFF) {
+		if (p[4] == 'T' || p[4] == 'U' || p[4] == 'V')
+			return PROTO_A2S;
+		if (p[4] == 'g' || p[4] == 'G')
+			return PROTO_Q3;
 		return -1;
-	if (p[4] == 'T' || p[4] == 'U' || p[4] == 'V')
-		return PROTO_A2S;
-	if (p[4] == 'g' || p[4] == 'G')
-		return PROTO_Q3;
+	}
+	if (is_sagl(q))
+		return PROTO_SAGL;
+	if (is_bedrock(q))
+		return PROTO_BEDROCK;
 	return -1;
 }
 
@@ -134,22 +150,31 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 		return pass_for(why);
 
 	q.p = cur->pos;
-	if (!has(&q, 7))
+	if (!has(&q, 5))
 		return pass();
-	int proto = demux(q.p);
+	int proto = demux(&q);
 	if (proto < 0)
 		return pass();
 	if (denied(q.c, v6, &q.r)) {
-		count(proto, OUT_DENIED, q.r.plen, 0);
+		count(&q, proto, OUT_DENIED, 0);
 		return XDP_DROP;
 	}
 	q.now = bpf_ktime_get_ns();
 	q.stale = q.now > q.c->fresh_until;
-	if (proto == PROTO_GS4)
+	switch (proto) {
+	case PROTO_GS4:
 		return gamespy4(&q, v6);
-	if (proto == PROTO_A2S)
+	case PROTO_A2S:
 		return a2s(&q, v6);
-	return quake3(&q, v6);
+	case PROTO_Q3:
+		return quake3(&q, v6);
+	case PROTO_SQP:
+		return sqp(&q, v6);
+	case PROTO_SAGL:
+		return sagl(&q, v6);
+	default:
+		return bedrock(&q, v6);
+	}
 }
 
 // entry dispatches on the ethertype: IPv4 and IPv6 (a frame with its VLAN

@@ -59,11 +59,13 @@ static __always_inline int resize(struct xdp_md *ctx, __u32 want)
 }
 
 // send turns the frame into the reply: addresses and ports swapped, the
-// payload body (a slot's reply, or a small one), the GameSpy4 session at
-// payload offset 1 when session is set, both checksums. It returns XDP_TX,
+// payload body (a slot's reply, or a small one), the first echo bytes of
+// r->echo at payload offset 1 (GameSpy4's session or SQP's token: 4,
+// Bedrock's time: 8; the reply's bytes there are zero), both checksums.
+// It returns XDP_TX,
 // or XDP_PASS when the frame could not be resized.
 static __always_inline int send(struct xdp_md *ctx, const int v6, const struct req *r,
-				const struct reply *body, const struct small *sm, int session)
+				const struct reply *body, const struct small *sm, const __u32 echo)
 {
 	const __u32 l4 = sizeof(struct ethhdr) + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	const __u32 poff = l4 + sizeof(struct udphdr);
@@ -110,11 +112,15 @@ static __always_inline int send(struct xdp_md *ctx, const int v6, const struct r
 			return XDP_ABORTED;
 		sum += sum_small(sm);
 	}
-	if (session) {
-		if (bpf_xdp_store_bytes(ctx, poff + 1, (void *)r->session, 4) < 0)
+	if (echo) {
+		if (echo > sizeof(r->echo) || bpf_xdp_store_bytes(ctx, poff + 1, (void *)r->echo, echo) < 0)
 			return XDP_ABORTED;
-		// bytes at payload offsets 1..4: low, high, low, high halves of words
-		sum += r->session[0] + ((__u64)r->session[1] << 8) + r->session[2] + ((__u64)r->session[3] << 8);
+		// bytes at payload offsets 1, 2, 3, …: low, high, low, … halves of words
+#pragma unroll
+		for (int i = 0; i < sizeof(r->echo); i++) {
+			if (i < echo)
+				sum += (i & 1) ? (__u64)r->echo[i] << 8 : r->echo[i];
+		}
 	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -129,7 +135,7 @@ static __always_inline int send(struct xdp_md *ctx, const int v6, const struct r
 // answer sends a slot's reply, or a small one, under the budgets, and
 // counts it.
 static __always_inline int answer(struct query *q, const int v6, int proto, int out, const struct reply *body,
-				  const struct small *sm, int session)
+				  const struct small *sm, const __u32 echo)
 {
 	const __u32 l3 = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	__u32 size = body ? body->len : sm->len;
@@ -140,12 +146,12 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 		return pass_for(why);
 	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
 	if (!budget(q->c, &q->s, q->now, size, amplifies)) {
-		count(proto, OUT_RATE_LIMITED, q->r.plen, 0);
+		count(q, proto, OUT_RATE_LIMITED, 0);
 		return XDP_DROP;
 	}
-	int act = send(q->ctx, v6, &q->r, body, sm, session);
+	int act = send(q->ctx, v6, &q->r, body, sm, echo);
 	if (act == XDP_TX)
-		count(proto, out, q->r.plen, size);
+		count(q, proto, out, size);
 	return act;
 }
 

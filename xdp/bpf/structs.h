@@ -31,6 +31,7 @@ struct config {
 	__u64 perip_rate, perip_burst, perip_tau; // bytes/s, bytes, ns (burst/rate)
 	__u64 unp_rate, unp_burst, unp_tau;       // one CPU's share of the unproven budget
 	__u64 q3_cost, q3_tau;                    // ns per Quake 3 request per source (0: no limit), burst ns
+	__u64 bedrock_cost, bedrock_tau;          // the same for Bedrock pings
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
 	__u32 deny;    // entries in the deny trie (0: skip the lookup)
@@ -69,6 +70,12 @@ struct denykey {
 	__u8 addr[16];
 };
 
+// One source's requests the program answered or dropped since the last
+// drain (sources), by outcome.
+struct source_count {
+	__u64 n[NOUT];
+};
+
 // The source as the tokens and the budgets see it.
 struct src {
 	__u64 m0, m1;     // the source address as challenge.Issuer hashes it
@@ -81,7 +88,7 @@ struct req {
 	__u32 saddr4, daddr4;
 	struct in6_addr saddr6, daddr6;
 	__u16 sport, dport; // network order
-	__u8 session[4];    // GameSpy4
+	__u8 echo[8];       // copied into the reply at payload offset 1: GameSpy4's session, SQP's token, Bedrock's time
 	__u32 plen;         // request payload bytes
 	__u32 ifindex;      // the ingress interface, where the reply leaves
 };
