@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // DefaultAppID is the app id A2S_INFO reports unless configured: 480, Valve's
@@ -87,46 +87,46 @@ func (h *Handler) Update(snap *state.Snapshot) {
 // Serve answers one request: it appends the reply datagrams to out. Datagrams
 // may point into scratch (at least 64 bytes) or into shared, immutable
 // pre-encoded replies.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	r, err := ParseRequest(req, h.cfg.Compat)
 	if err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	ip := src.Addr()
 	valid := r.HasToken && r.Challenge != NoChallenge && h.issuer.Valid(ip, r.Challenge)
 	switch r.Type {
 	case TypeInfo, TypeChallenge:
 		if valid {
-			return append(out, enc.info...), wire.Answered
+			return append(out, enc.info...), dgram.Answered
 		}
 		if h.cfg.InfoChallenge || r.Type == TypeChallenge {
-			return append(out, h.challenge(ip, scratch)), wire.Challenged
+			return append(out, h.challenge(ip, scratch)), dgram.Challenged
 		}
-		return append(out, enc.info...), wire.AnsweredOpen
+		return append(out, enc.info...), dgram.AnsweredOpen
 	case TypePlayer, TypeRules:
 		if !valid {
-			return append(out, h.challenge(ip, scratch)), wire.Challenged
+			return append(out, h.challenge(ip, scratch)), dgram.Challenged
 		}
 		if r.Type == TypeRules {
-			return append(out, enc.rules...), wire.Answered
+			return append(out, enc.rules...), dgram.Answered
 		}
-		return append(out, h.playerReply(enc).dgrams...), wire.Answered
+		return append(out, h.playerReply(enc).dgrams...), dgram.Answered
 	case TypeGetChallenge:
 		if len(req) < 9 && !h.cfg.LegacyRequests {
-			return out, wire.Ignored
+			return out, dgram.Ignored
 		}
-		return append(out, h.challenge(ip, scratch)), wire.Challenged
+		return append(out, h.challenge(ip, scratch)), dgram.Challenged
 	case TypePing:
 		if len(req) < len(pingReply) && !h.cfg.LegacyRequests {
-			return out, wire.Ignored
+			return out, dgram.Ignored
 		}
-		return append(out, pingReply), wire.AnsweredOpen
+		return append(out, pingReply), dgram.AnsweredOpen
 	}
-	return out, wire.Malformed
+	return out, dgram.Malformed
 }
 
 func (h *Handler) challenge(ip netip.Addr, scratch []byte) []byte {

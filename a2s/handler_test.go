@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/challenge"
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 var (
@@ -34,7 +34,7 @@ func defaultCfg() Config {
 	return Config{AppID: DefaultAppID, Protocol: DefaultProtocol, InfoChallenge: true, Compat: true, GamePort: 27015}
 }
 
-func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, wire.Outcome) {
+func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
 	return h.Serve(req, src, make([]byte, 2048), nil)
 }
 
@@ -49,7 +49,7 @@ func TestInfoNeedsChallenge(t *testing.T) {
 	h, _ := newTestHandler(t, defaultCfg())
 	req := infoRequest(nil)
 	out, o := serve(h, req, client)
-	if o != wire.Challenged || len(out) != 1 || len(out[0]) != 9 {
+	if o != dgram.Challenged || len(out) != 1 || len(out[0]) != 9 {
 		t.Fatalf("unproven INFO: outcome %v, %d datagrams", o, len(out))
 	}
 	ch := out[0]
@@ -60,15 +60,15 @@ func TestInfoNeedsChallenge(t *testing.T) {
 		t.Fatalf("challenge (%d B) must be smaller than the request (%d B)", len(ch), len(req))
 	}
 	out, o = serve(h, infoRequest(ch[5:9]), client)
-	if o != wire.Answered || out[0][4] != ReplyInfo {
+	if o != dgram.Answered || out[0][4] != ReplyInfo {
 		t.Fatalf("INFO with token: %v % x", o, out[0][:5])
 	}
 	// The token is bound to the IP address, not the port.
 	port2 := netip.AddrPortFrom(client.Addr(), 1)
-	if _, o = serve(h, infoRequest(ch[5:9]), port2); o != wire.Answered {
+	if _, o = serve(h, infoRequest(ch[5:9]), port2); o != dgram.Answered {
 		t.Fatalf("same IP, other port: %v", o)
 	}
-	if _, o = serve(h, infoRequest(ch[5:9]), other); o != wire.Challenged {
+	if _, o = serve(h, infoRequest(ch[5:9]), other); o != dgram.Challenged {
 		t.Fatalf("token from another IP: %v, want a new challenge", o)
 	}
 }
@@ -78,11 +78,11 @@ func TestInfoWithoutChallengeWhenConfigured(t *testing.T) {
 	cfg.InfoChallenge = false
 	h, _ := newTestHandler(t, cfg)
 	out, o := serve(h, infoRequest(nil), client)
-	if o != wire.AnsweredOpen || out[0][4] != ReplyInfo {
+	if o != dgram.AnsweredOpen || out[0][4] != ReplyInfo {
 		t.Fatalf("%v", o)
 	}
 	// Extra bytes after the payload are accepted.
-	if _, o = serve(h, infoRequest([]byte{1, 2}), client); o != wire.AnsweredOpen {
+	if _, o = serve(h, infoRequest([]byte{1, 2}), client); o != dgram.AnsweredOpen {
 		t.Fatalf("extra bytes: %v", o)
 	}
 }
@@ -93,11 +93,11 @@ func TestTokenExpires(t *testing.T) {
 	tok := append([]byte{}, out[0][5:9]...)
 	req := append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 'U'}, tok...)
 	c.t = c.t.Add(31 * time.Second)
-	if _, o := serve(h, req, client); o != wire.Answered {
+	if _, o := serve(h, req, client); o != dgram.Answered {
 		t.Fatalf("token after 31 s: %v, want still valid (previous epoch)", o)
 	}
 	c.t = c.t.Add(60 * time.Second)
-	if _, o := serve(h, req, client); o != wire.Challenged {
+	if _, o := serve(h, req, client); o != dgram.Challenged {
 		t.Fatalf("token after 91 s: %v, want a new challenge", o)
 	}
 }
@@ -106,7 +106,7 @@ func TestPlayersAndRules(t *testing.T) {
 	h, c := newTestHandler(t, defaultCfg())
 	tok := le(h.issuer.Token(client.Addr()))
 	out, o := serve(h, append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 'U'}, tok...), client)
-	if o != wire.Answered {
+	if o != dgram.Answered {
 		t.Fatal(o)
 	}
 	c.t = c.t.Add(5 * time.Second)
@@ -121,12 +121,12 @@ func TestPlayersAndRules(t *testing.T) {
 	}
 	out, o = serve(h, append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 'V'}, tok...), client)
 	rs, err := ParseRules(out[0])
-	if o != wire.Answered || err != nil || len(rs) != 1 || rs[0] != [2]string{"a", "1"} {
+	if o != dgram.Answered || err != nil || len(rs) != 1 || rs[0] != [2]string{"a", "1"} {
 		t.Fatalf("rules %v %v %v", o, rs, err)
 	}
 	// -1 asks for a challenge.
 	out, o = serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'V', 0xFF, 0xFF, 0xFF, 0xFF}, client)
-	if o != wire.Challenged || !bytes.Equal(out[0][5:], tok) {
+	if o != dgram.Challenged || !bytes.Equal(out[0][5:], tok) {
 		t.Fatalf("-1: %v % x", o, out[0])
 	}
 }
@@ -135,46 +135,46 @@ func TestPlayersAndRules(t *testing.T) {
 func TestSteamloggerCompat(t *testing.T) {
 	h, _ := newTestHandler(t, defaultCfg())
 	out, o := serve(h, []byte("\xFF\xFF\xFF\xFFTSOURCE\x00"), client)
-	if o != wire.Challenged || len(out[0]) != 9 {
+	if o != dgram.Challenged || len(out[0]) != 9 {
 		t.Fatalf("compat INFO: %v", o)
 	}
 	retry := append([]byte{0xFF, 0xFF, 0xFF, 0xFF, 'A'}, out[0][5:9]...)
 	out, o = serve(h, retry, client)
-	if o != wire.Answered || out[0][4] != ReplyInfo {
+	if o != dgram.Answered || out[0][4] != ReplyInfo {
 		t.Fatalf("compat retry: %v", o)
 	}
 	info, _ := ParseInfo(out[0])
 	if info.Name != "srv" || info.Map != "m" {
 		t.Fatalf("%+v", info)
 	}
-	if _, o = serve(h, retry, other); o != wire.Challenged {
+	if _, o = serve(h, retry, other); o != dgram.Challenged {
 		t.Fatalf("compat retry from another IP: %v", o)
 	}
 	cfg := defaultCfg()
 	cfg.Compat = false
 	h2, _ := newTestHandler(t, cfg)
-	if _, o = serve(h2, retry, client); o != wire.Malformed {
+	if _, o = serve(h2, retry, client); o != dgram.Malformed {
 		t.Fatalf("compat off: %v", o)
 	}
 }
 
 func TestLegacyRequests(t *testing.T) {
 	h, _ := newTestHandler(t, defaultCfg())
-	if out, o := serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'i'}, client); o != wire.Ignored || len(out) != 0 {
+	if out, o := serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'i'}, client); o != dgram.Ignored || len(out) != 0 {
 		t.Fatalf("5-byte A2A_PING: %v", o)
 	}
 	out, o := serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'i', 0}, client)
-	if o != wire.AnsweredOpen || !bytes.Equal(out[0], []byte{0xFF, 0xFF, 0xFF, 0xFF, 0x6A, 0x00}) {
+	if o != dgram.AnsweredOpen || !bytes.Equal(out[0], []byte{0xFF, 0xFF, 0xFF, 0xFF, 0x6A, 0x00}) {
 		t.Fatalf("padded A2A_PING: %v % x", o, out)
 	}
-	if _, o := serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'W'}, client); o != wire.Ignored {
+	if _, o := serve(h, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'W'}, client); o != dgram.Ignored {
 		t.Fatalf("5-byte GETCHALLENGE: %v", o)
 	}
 	cfg := defaultCfg()
 	cfg.LegacyRequests = true
 	h2, _ := newTestHandler(t, cfg)
 	out, o = serve(h2, []byte{0xFF, 0xFF, 0xFF, 0xFF, 'W'}, client)
-	if o != wire.Challenged || len(out[0]) != 9 || out[0][4] != 'A' {
+	if o != dgram.Challenged || len(out[0]) != 9 || out[0][4] != 'A' {
 		t.Fatalf("GETCHALLENGE with legacy_requests: %v", o)
 	}
 }
@@ -192,7 +192,7 @@ func TestMalformed(t *testing.T) {
 		"split header":        {0xFE, 0xFF, 0xFF, 0xFF, 'T'},
 	} {
 		out, o := serve(h, req, client)
-		if o != wire.Malformed || len(out) != 0 {
+		if o != dgram.Malformed || len(out) != 0 {
 			t.Errorf("%s: outcome %v with %d datagrams, want malformed and nothing", name, o, len(out))
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
-	"github.com/queryd/queryd/wire"
 )
 
 // TestFastReplies: the fast path's pong, with the ping's time copied into
@@ -34,7 +34,7 @@ func TestFastReplies(t *testing.T) {
 		out, oc := h.Serve(req, clientA, make([]byte, MaxPong), nil)
 		want := append([]byte{}, fast...)
 		copy(want[pongTime:pongTime+8], req[pingTime:pingTime+8])
-		if oc != wire.AnsweredOpen || len(out) != 1 || !bytes.Equal(out[0], want) {
+		if oc != dgram.AnsweredOpen || len(out) != 1 || !bytes.Equal(out[0], want) {
 			t.Fatalf("%s: Serve sent %v % x\nthe fast reply with the time is % x", ping, oc, out, want)
 		}
 	}

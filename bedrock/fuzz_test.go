@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // FuzzParsePing: any datagram parses or errs without panicking; the
@@ -26,12 +26,12 @@ func FuzzParsePing(f *testing.F) {
 		}
 		out, oc := h.Serve(p, clientA, scratch, nil)
 		if err != nil {
-			if oc != wire.Malformed || len(out) != 0 {
+			if oc != dgram.Malformed || len(out) != 0 {
 				t.Fatalf("% x: unparsable but outcome %v, %d datagrams", p, oc, len(out))
 			}
 			return
 		}
-		if oc != wire.AnsweredOpen || len(out) != 1 || len(out[0]) > MaxPong || !bytes.Equal(out[0][1:9], p[1:9]) {
+		if oc != dgram.AnsweredOpen || len(out) != 1 || len(out[0]) > MaxPong || !bytes.Equal(out[0][1:9], p[1:9]) {
 			t.Fatalf("% x: outcome %v, %d datagrams", p, oc, len(out))
 		}
 	})

@@ -4,8 +4,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Per-source ping rate the responder applies before Serve: a burst of 10,
@@ -20,9 +20,9 @@ const (
 // snapshot. Serve copies it into scratch and writes the ping's time into
 // the copy.
 type Handler struct {
-	cfg             Config
-	wire.PacketRate // the per-source request rate the responder enforces before Serve (RakNet's ping has no challenge against spoofed sources)
-	pong            atomic.Pointer[[]byte]
+	cfg              Config
+	dgram.PacketRate // the per-source request rate the responder enforces before Serve (RakNet's ping has no challenge against spoofed sources)
+	pong             atomic.Pointer[[]byte]
 }
 
 // NewHandler makes a Bedrock handler. ratePerSec and burst are the
@@ -30,7 +30,7 @@ type Handler struct {
 // PacketLimit); zero values take the defaults, a negative rate turns it
 // off.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: wire.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -57,20 +57,20 @@ func (h *Handler) Pong() []byte {
 // Serve answers a ping with one pong, written into scratch with the ping's
 // time. The ping proves nothing about its source and the pong is larger:
 // the reply is AnsweredOpen and draws on the global unproven budget.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	p := h.pong.Load()
 	if p == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	if _, err := ParsePing(req); err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	pong := *p
 	if len(pong) > len(scratch) {
-		return out, wire.Ignored // scratch smaller than MaxPong: cannot happen with the responder's
+		return out, dgram.Ignored // scratch smaller than MaxPong: cannot happen with the responder's
 	}
 	b := scratch[:len(pong)]
 	copy(b, pong)
 	copy(b[pongTime:pongTime+8], req[pingTime:pingTime+8])
-	return append(out, b), wire.AnsweredOpen
+	return append(out, b), dgram.AnsweredOpen
 }

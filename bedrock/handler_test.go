@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // The pong echoes each ping's time byte for byte; the rest is the encoded
@@ -15,7 +15,7 @@ func TestServeEchoesTime(t *testing.T) {
 	for _, hx := range []string{mcsuPing, gamedigPing} {
 		ping := unhex(t, hx)
 		out, oc := h.Serve(ping, clientA, scratch, nil)
-		if oc != wire.AnsweredOpen || len(out) != 1 {
+		if oc != dgram.AnsweredOpen || len(out) != 1 {
 			t.Fatalf("outcome %v, %d datagrams", oc, len(out))
 		}
 		want := EncodePong(vanillaConfig, vanillaSnapshot())
@@ -35,16 +35,16 @@ func TestServeEchoesTime(t *testing.T) {
 
 func TestServeOutcomes(t *testing.T) {
 	scratch := make([]byte, MaxPong)
-	if out, oc := newTestHandler(t, vanillaConfig, nil).Serve(unhex(t, mcsuPing), clientA, scratch, nil); oc != wire.Ignored || len(out) != 0 {
+	if out, oc := newTestHandler(t, vanillaConfig, nil).Serve(unhex(t, mcsuPing), clientA, scratch, nil); oc != dgram.Ignored || len(out) != 0 {
 		t.Errorf("before the first snapshot: %v, %d datagrams", oc, len(out))
 	}
 	h := newTestHandler(t, vanillaConfig, vanillaSnapshot())
 	bad := unhex(t, mcsuPing)
 	bad[0] = 0x05
-	if out, oc := h.Serve(bad, clientA, scratch, nil); oc != wire.Malformed || len(out) != 0 {
+	if out, oc := h.Serve(bad, clientA, scratch, nil); oc != dgram.Malformed || len(out) != 0 {
 		t.Errorf("id 05: %v, %d datagrams", oc, len(out))
 	}
-	if out, oc := h.Serve(unhex(t, mcsuPing), clientA, scratch[:40], nil); oc != wire.Ignored || len(out) != 0 {
+	if out, oc := h.Serve(unhex(t, mcsuPing), clientA, scratch[:40], nil); oc != dgram.Ignored || len(out) != 0 {
 		t.Errorf("scratch too small: %v, %d datagrams", oc, len(out))
 	}
 	// A new snapshot changes the pong.

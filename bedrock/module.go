@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
-	"github.com/queryd/queryd/wire"
 )
 
 // Name is the protocol's name, written once: its config table [bedrock], the
@@ -83,4 +83,4 @@ var _ module.Protocol = (*Handler)(nil)
 
 // The responder finds the packet rate by a type assertion on the handler it
 // is given: a changed signature would turn the rate off silently.
-var _ wire.PacketLimited = (*Handler)(nil)
+var _ dgram.PacketLimited = (*Handler)(nil)

@@ -13,13 +13,13 @@ import (
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/status"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/relay"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
-	"github.com/queryd/queryd/wire"
 	"github.com/queryd/queryd/xdp"
 )
 
@@ -42,7 +42,7 @@ type Daemon struct {
 	reg    *prometheus.Registry
 	store  *state.Store
 	issuer *challenge.Issuer
-	clock  *wire.Clock // set per receive batch; read by the issuer and handlers
+	clock  *dgram.Clock // set per receive batch; read by the issuer and handlers
 	udp    *responder.Server
 	feed   *feed.Server
 	relay  *relay.Relay // nil when relay mode is off
@@ -76,7 +76,7 @@ type live struct {
 // listener), failing with the reason if any cannot be had. Nothing answers
 // until Run.
 func New(opts Options) (d *Daemon, err error) {
-	d = &Daemon{opts: opts, cfg: opts.Config, log: opts.Log, reg: prometheus.NewRegistry(), clock: &wire.Clock{}}
+	d = &Daemon{opts: opts, cfg: opts.Config, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}}
 	if d.log == nil {
 		d.log = slog.Default()
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // echoModule is a protocol module made for the daemon's tests (the daemon
@@ -71,8 +71,8 @@ func (p *echoProto) Update(s *state.Snapshot) {
 	b := []byte(p.prefix + s.Name)
 	p.reply.Store(&b)
 }
-func (p *echoProto) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
-	return append(out, *p.reply.Load()), wire.AnsweredOpen
+func (p *echoProto) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	return append(out, *p.reply.Load()), dgram.AnsweredOpen
 }
 
 // echoService runs until its context ends, or fails with what fail sends.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // FuzzParseRequest: any datagram parses or errs without panicking, the
@@ -34,7 +34,7 @@ func FuzzParseRequest(f *testing.F) {
 		if len(out) > 1 || len(out) == 1 && len(out[0]) > MaxPacket {
 			t.Fatalf("% x: %d datagrams", p, len(out))
 		}
-		if err != nil && (oc != wire.Malformed || len(out) != 0) {
+		if err != nil && (oc != dgram.Malformed || len(out) != 0) {
 			t.Fatalf("% x: unparsable but outcome %v", p, oc)
 		}
 	})

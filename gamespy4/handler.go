@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Defaults of Config.
@@ -84,34 +84,34 @@ func (h *Handler) Listed() int {
 // scratch (at least MaxPacket bytes), to out. A handshake gets the token
 // (Challenged); a stat with a valid token the basic or full stat (Answered);
 // a stat with a wrong or expired token nothing (Ignored).
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	r, err := ParseRequest(req)
 	if err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	ip := src.Addr()
 	if r.Type == TypeHandshake {
-		return append(out, h.handshake(r.Session, ip, scratch)), wire.Challenged
+		return append(out, h.handshake(r.Session, ip, scratch)), dgram.Challenged
 	}
 	if !h.Valid(ip, r.Token) {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	body := enc.basic
 	if r.Full {
 		body = enc.full
 	}
 	if HeaderLen+len(body) > len(scratch) {
-		return out, wire.Ignored // cannot happen with a scratch of MaxPacket bytes
+		return out, dgram.Ignored // cannot happen with a scratch of MaxPacket bytes
 	}
 	b := scratch[:HeaderLen+len(body)]
 	b[0] = TypeStat
 	copy(b[1:HeaderLen], r.Session[:])
 	copy(b[HeaderLen:], body)
-	return append(out, b), wire.Answered
+	return append(out, b), dgram.Answered
 }
 
 // handshake writes 09 <session> <token as ASCII decimal> 00 into scratch.

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 const scratchSize = MaxPacket // the least scratch the responder may hand Serve
 
-func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, wire.Outcome) {
+func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
 	return h.Serve(req, src, make([]byte, scratchSize), nil)
 }
 
@@ -21,7 +21,7 @@ func handshake(t *testing.T, h *Handler, session [4]byte, src netip.AddrPort) ui
 	t.Helper()
 	req := append([]byte{0xFE, 0xFD, 0x09}, session[:]...)
 	out, oc := serve(h, req, src)
-	if oc != wire.Challenged || len(out) != 1 {
+	if oc != dgram.Challenged || len(out) != 1 {
 		t.Fatalf("handshake: outcome %v, %d datagrams", oc, len(out))
 	}
 	tok, err := ParseHandshake(out[0], session)
@@ -34,7 +34,7 @@ func handshake(t *testing.T, h *Handler, session [4]byte, src netip.AddrPort) ui
 func TestHandshakeExactBytes(t *testing.T) {
 	h, _ := newTestHandler(t, wikiConfig, wikiSnapshot())
 	out, oc := serve(h, unhex(t, "FE FD 09 00 00 00 01"), clientA)
-	if oc != wire.Challenged || len(out) != 1 {
+	if oc != dgram.Challenged || len(out) != 1 {
 		t.Fatalf("outcome %v, %d datagrams", oc, len(out))
 	}
 	tok := WireToken(h.issuer.Token(clientA.Addr()))
@@ -70,7 +70,7 @@ func TestSessionEchoedExactly(t *testing.T) {
 		req := append([]byte{0xFE, 0xFD, 0x00}, s[:]...)
 		req = append(req, byte(tok>>24), byte(tok>>16), byte(tok>>8), byte(tok))
 		out, oc := serve(h, req, clientA)
-		if oc != wire.Answered || len(out) != 1 || !bytes.Equal(out[0][1:5], s[:]) {
+		if oc != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0][1:5], s[:]) {
 			t.Fatalf("session % x: outcome %v, reply % x", s, oc, out)
 		}
 	}
@@ -83,13 +83,13 @@ func TestStatFlow(t *testing.T) {
 	basicReq := withToken(unhex(t, "FE FD 00 00 00 00 01 00 00 00 00"), tok)
 	out, oc := serve(h, basicReq, clientA)
 	want := append(unhex(t, "00 00 00 00 01"), unhex(t, wikiBasic)...)
-	if oc != wire.Answered || len(out) != 1 || !bytes.Equal(out[0], want) {
+	if oc != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], want) {
 		t.Fatalf("basic: outcome %v, reply % x\nwant % x", oc, out, want)
 	}
 	for _, pad := range []string{"00 00 00 00", "FF FF FF 01", "12 34 56 78"} {
 		out, oc = serve(h, append(append([]byte{}, basicReq...), unhex(t, pad)...), clientA)
 		want = append(unhex(t, "00 00 00 00 01"), unhex(t, wikiFull)...)
-		if oc != wire.Answered || len(out) != 1 || !bytes.Equal(out[0], want) {
+		if oc != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], want) {
 			t.Fatalf("full (padding %s): outcome %v, reply %q\nwant %q", pad, oc, out, want)
 		}
 	}
@@ -102,16 +102,16 @@ func TestTokenEpochs(t *testing.T) {
 	req := withToken(unhex(t, "FE FD 00 01 02 03 04 00 00 00 00"), tok)
 	steps := []struct {
 		advance time.Duration
-		want    wire.Outcome
+		want    dgram.Outcome
 	}{
-		{0, wire.Answered},
-		{30 * time.Second, wire.Answered}, // the previous epoch's token
-		{30 * time.Second, wire.Ignored},  // two epochs old: expired
+		{0, dgram.Answered},
+		{30 * time.Second, dgram.Answered}, // the previous epoch's token
+		{30 * time.Second, dgram.Ignored},  // two epochs old: expired
 	}
 	for i, st := range steps {
 		clk.t = clk.t.Add(st.advance)
 		out, oc := serve(h, req, clientA)
-		if oc != st.want || (oc == wire.Ignored) != (len(out) == 0) {
+		if oc != st.want || (oc == dgram.Ignored) != (len(out) == 0) {
 			t.Fatalf("step %d: outcome %v with %d datagrams, want %v", i, oc, len(out), st.want)
 		}
 	}
@@ -130,7 +130,7 @@ func TestWrongTokenGetsNothing(t *testing.T) {
 		"full, wrong token": append(withToken(base, tok^0x55), 0, 0, 0, 0),
 	} {
 		out, oc := serve(h, req, clientA)
-		if oc != wire.Ignored || len(out) != 0 {
+		if oc != dgram.Ignored || len(out) != 0 {
 			t.Errorf("%s: outcome %v, %d datagrams; want ignored, nothing", name, oc, len(out))
 		}
 	}
@@ -152,7 +152,7 @@ func TestMalformed(t *testing.T) {
 		"a2s header":         "FF FF FF FF 54",
 	} {
 		out, oc := serve(h, unhex(t, hx), clientA)
-		if oc != wire.Malformed || len(out) != 0 {
+		if oc != dgram.Malformed || len(out) != 0 {
 			t.Errorf("%s: outcome %v, %d datagrams; want malformed, nothing", name, oc, len(out))
 		}
 	}
@@ -163,7 +163,7 @@ func TestLongRequestsAccepted(t *testing.T) {
 	s := [4]byte{0, 0, 0, 1}
 	long := append(unhex(t, "FE FD 09 00 00 00 01"), make([]byte, 100)...)
 	out, oc := serve(h, long, clientA)
-	if oc != wire.Challenged || len(out) != 1 {
+	if oc != dgram.Challenged || len(out) != 1 {
 		t.Fatalf("long handshake: outcome %v", oc)
 	}
 	tok, err := ParseHandshake(out[0], s)
@@ -174,7 +174,7 @@ func TestLongRequestsAccepted(t *testing.T) {
 	for n, full := range map[int]bool{11: false, 12: false, 14: false, 15: true, 16: true, 200: true} {
 		req := append(append([]byte{}, base...), make([]byte, n-11)...)
 		out, oc := serve(h, req, clientA)
-		if oc != wire.Answered || len(out) != 1 {
+		if oc != dgram.Answered || len(out) != 1 {
 			t.Fatalf("%d-byte stat: outcome %v", n, oc)
 		}
 		if isFull := bytes.HasPrefix(out[0][5:], splitnumHeader); isFull != full {
@@ -194,16 +194,16 @@ func TestClientVectors(t *testing.T) {
 		switch v.req[2] {
 		case TypeHandshake:
 			out, oc := serve(h, v.req, clientA)
-			if oc != wire.Challenged || len(out) != 1 || !bytes.Equal(out[0][1:5], s[:]) {
+			if oc != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0][1:5], s[:]) {
 				t.Fatalf("%s: handshake % x: outcome %v, reply % x", v.probe, v.req, oc, out)
 			}
 		case TypeStat:
-			if out, oc := serve(h, v.req, clientA); oc != wire.Ignored || len(out) != 0 {
+			if out, oc := serve(h, v.req, clientA); oc != dgram.Ignored || len(out) != 0 {
 				t.Fatalf("%s: stale token: outcome %v", v.probe, oc)
 			}
 			tok := handshake(t, h, s, clientA)
 			out, oc := serve(h, withToken(v.req, tok), clientA)
-			if oc != wire.Answered || len(out) != 1 {
+			if oc != dgram.Answered || len(out) != 1 {
 				t.Fatalf("%s: stat % x: outcome %v", v.probe, v.req, oc)
 			}
 			if len(v.req) == FullLen {
@@ -222,7 +222,7 @@ func TestClientVectors(t *testing.T) {
 
 func TestNothingBeforeUpdate(t *testing.T) {
 	h, _ := newTestHandler(t, wikiConfig, nil)
-	if out, oc := serve(h, unhex(t, "FE FD 09 00 00 00 01"), clientA); oc != wire.Ignored || len(out) != 0 {
+	if out, oc := serve(h, unhex(t, "FE FD 09 00 00 00 01"), clientA); oc != dgram.Ignored || len(out) != 0 {
 		t.Fatalf("outcome %v before the first snapshot", oc)
 	}
 }

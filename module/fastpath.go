@@ -38,7 +38,7 @@ const (
 	FastSQPChallenge FastQuery = "sqp_challenge"
 	// FastBedrockPong is the Bedrock unconnected pong, Open, with its time
 	// bytes (1–8) zero: the fast path copies the ping's there. It applies
-	// the protocol's PacketLimit (wire.PacketLimited) and the unproven
+	// the protocol's PacketLimit (dgram.PacketLimited) and the unproven
 	// budget, as the responder does.
 	FastBedrockPong FastQuery = "bedrock_pong"
 	// FastSAGLChallenge is the 12-byte SAGL challenge reply with its token

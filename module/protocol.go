@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Protocol is a module's live handler: the UDP responder routes the
@@ -22,7 +22,7 @@ type Protocol interface {
 	// Serve answers req from src by appending reply datagrams to out, in
 	// scratch or in the handler's own immutable buffers, and says what it
 	// did. It does not allocate.
-	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome)
+	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
 	// Update encodes the replies for a new snapshot.
 	Update(s *state.Snapshot)
 }

@@ -4,8 +4,8 @@ import (
 	"net/netip"
 	"sync/atomic"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Per-IP packet rate ioquake3 applies to connectionless queries
@@ -18,9 +18,9 @@ const (
 // Handler answers getinfo and getstatus from replies encoded once per
 // snapshot. Serve copies a reply into scratch only to add a challenge.
 type Handler struct {
-	cfg             Config
-	wire.PacketRate // the per-source request rate the responder enforces before Serve (Quake 3 has no challenge against spoofed sources)
-	enc             atomic.Pointer[encoded]
+	cfg              Config
+	dgram.PacketRate // the per-source request rate the responder enforces before Serve (Quake 3 has no challenge against spoofed sources)
+	enc              atomic.Pointer[encoded]
 }
 
 type encoded struct {
@@ -32,7 +32,7 @@ type encoded struct {
 // packet rate the responder applies before Serve (see PacketLimit); zero
 // values take the ioquake3 defaults, a negative rate turns it off.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: wire.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -49,24 +49,24 @@ func (h *Handler) Update(snap *state.Snapshot) {
 // Serve answers one request by appending one datagram to out: the
 // pre-encoded reply itself, or (with a challenge) the reply assembled in
 // scratch. Quake 3 proves nothing about the source: replies are AnsweredOpen.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	r, err := ParseRequest(req)
 	if err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	reply := enc.info
 	if r.Type == TypeStatus {
 		reply = enc.status
 	}
 	if r.Challenge == nil {
-		return append(out, reply), wire.AnsweredOpen
+		return append(out, reply), dgram.AnsweredOpen
 	}
 	if len(reply)+len(challengeKey)+len(r.Challenge) > len(scratch) {
-		return out, wire.Ignored // scratch smaller than MaxReply: cannot happen with the responder's
+		return out, dgram.Ignored // scratch smaller than MaxReply: cannot happen with the responder's
 	}
 	b := scratch[:0]
 	if r.Type == TypeStatus {
@@ -79,5 +79,5 @@ func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]
 		b = append(b, challengeKey...)
 		b = append(b, r.Challenge...)
 	}
-	return append(out, b), wire.AnsweredOpen
+	return append(out, b), dgram.AnsweredOpen
 }

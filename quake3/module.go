@@ -8,8 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
-	"github.com/queryd/queryd/wire"
 )
 
 // Name is the protocol's name, written once: its config table [quake3], the
@@ -67,9 +67,9 @@ type Protocol struct {
 }
 
 // Serve answers like Handler and counts a master's challenged getinfo.
-func (p *Protocol) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (p *Protocol) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	out, outcome := p.Handler.Serve(req, src, scratch, out)
-	if w := p.watch.Load(); w != nil && outcome == wire.AnsweredOpen && w.isMaster(src.Addr()) {
+	if w := p.watch.Load(); w != nil && outcome == dgram.AnsweredOpen && w.isMaster(src.Addr()) {
 		if r, err := ParseRequest(req); err == nil && r.Type == TypeInfo && r.Challenge != nil {
 			w.answered.Inc()
 		}
@@ -146,4 +146,4 @@ var (
 
 // The responder finds the packet rate by a type assertion on the handler it
 // is given: a changed signature would turn the rate off silently.
-var _ wire.PacketLimited = (*Protocol)(nil)
+var _ dgram.PacketLimited = (*Protocol)(nil)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // Relay defaults (the idle timeout is etrelay's; the others are argued in
@@ -202,7 +202,7 @@ func (r *Relay) now() int64 { return int64(time.Since(r.start)) }
 // has none and the caps let it. It never blocks for long: the write does not
 // wait for socket buffer space, and only a datagram that arrives while its
 // session's socket is being opened waits for that (a few microseconds).
-func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender) {
+func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) {
 	if len(req) > maxDatagram {
 		r.m.drop(dropTooLarge)
 		return
@@ -281,5 +281,5 @@ func (r *Relay) Close() error {
 // Relay is the responder's Forwarder (responder.Forwarder has this method
 // set; the relay does not import the responder).
 var _ interface {
-	Forward(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender)
+	Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender)
 } = (*Relay)(nil)

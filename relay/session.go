@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // session is one client's upstream socket.
@@ -18,7 +18,7 @@ type session struct {
 	key    sourceKey
 	sites  [2]siteRef // the site caps it counts against (IPv4: one)
 	local  netip.Addr // where the client's datagrams arrive; replies leave from it
-	back   wire.Sender
+	back   dgram.Sender
 	born   int64        // relay clock when it opened
 	last   atomic.Int64 // relay clock of the last datagram either way
 	lastUp atomic.Int64 // … from the client
@@ -52,7 +52,7 @@ func (s *session) touchUp(now int64) {
 // open opens a session for src and sends req in it, or drops req (counted)
 // when the caps say no or no socket can be opened. The session is reserved
 // under r.mu, its socket opened outside the lock, then published.
-func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back wire.Sender) {
+func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) {
 	if r.loops.refuse(src) {
 		r.m.drop(dropLoop)
 		return

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/challenge"
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // busyFixture is a server with the token-checking A2S_INFO handler of the
@@ -22,7 +22,7 @@ type busyFixture struct {
 
 func newBusyFixture(t testing.TB) *busyFixture {
 	t.Helper()
-	clock := &wire.Clock{}
+	clock := &dgram.Clock{}
 	is := challenge.NewWithKey([16]byte{7}, clock.Now)
 	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock},
 		&infoHandler{is: is, reply: make([]byte, 120)})
@@ -181,7 +181,7 @@ func BenchmarkSourceTableCount(b *testing.B) {
 					t.end()
 					t.begin()
 				}
-				t.count(keys[i%len(keys)], int(wire.Answered))
+				t.count(keys[i%len(keys)], int(dgram.Answered))
 			}
 			t.end()
 		})

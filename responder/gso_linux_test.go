@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // partsHandler answers every datagram starting with 'P' with its parts.
@@ -24,8 +24,8 @@ var _ Handler = (*partsHandler)(nil)
 
 func (h *partsHandler) Name() string         { return "parts" }
 func (h *partsHandler) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'P' }
-func (h *partsHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {
-	return append(out, h.parts...), wire.Answered
+func (h *partsHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	return append(out, h.parts...), dgram.Answered
 }
 
 // makeParts makes datagrams of the given sizes, each filled with its own

@@ -9,7 +9,7 @@ package responder
 import (
 	"net/netip"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // Handler answers the datagrams of one protocol. Implementations must be safe
@@ -24,12 +24,12 @@ type Handler interface {
 	// datagrams may point into scratch (ScratchSize bytes) or into the
 	// handler's own immutable buffers; they are sent before the next call
 	// with the same scratch.
-	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome)
+	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
 }
 
 // ScratchSize is the size of the scratch buffer a Handler may write replies
-// into (wire.ScratchSize).
-const ScratchSize = wire.ScratchSize
+// into (dgram.ScratchSize).
+const ScratchSize = dgram.ScratchSize
 
 // Router picks the handler for a datagram. The first handler that claims it wins.
 type Router struct {

@@ -6,17 +6,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // Outcome labels the responder adds to the handlers' own.
 const (
-	outRateLimited = int(wire.NumOutcomes) + iota // the reply would exceed a budget
-	outUnknown                                    // no handler claims the datagram
-	outSilent                                     // the feed is stale: nothing is answered
-	outForwarded                                  // handed to the relay (relay mode)
-	outPanic                                      // serving it panicked; recovered, nothing sent
-	outDenied                                     // the source is in [limits] deny
+	outRateLimited = int(dgram.NumOutcomes) + iota // the reply would exceed a budget
+	outUnknown                                     // no handler claims the datagram
+	outSilent                                      // the feed is stale: nothing is answered
+	outForwarded                                   // handed to the relay (relay mode)
+	outPanic                                       // serving it panicked; recovered, nothing sent
+	outDenied                                      // the source is in [limits] deny
 	numOutcomes
 )
 
@@ -38,7 +38,7 @@ func outcomeLabel(o int) string {
 	case outDenied:
 		return "denied"
 	}
-	return wire.Outcome(o).String()
+	return dgram.Outcome(o).String()
 }
 
 var _ prometheus.Collector = (*Metrics)(nil)
@@ -178,7 +178,7 @@ func (m *Metrics) external() map[int]*pendingRow {
 				rows[r] = pr
 			}
 			for o := 0; o < numOutcomes; o++ {
-				if o != int(wire.AnsweredOpen) {
+				if o != int(dgram.AnsweredOpen) {
 					pr.req[o] += c.Requests[outcomeLabel(o)]
 				}
 			}
@@ -213,7 +213,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Unlock()
 	for r, p := range protocols {
 		for o := 0; o < numOutcomes; o++ {
-			if o == int(wire.AnsweredOpen) {
+			if o == int(dgram.AnsweredOpen) {
 				continue // counted with Answered: one "answered" label
 			}
 			var n uint64
@@ -222,8 +222,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			}
 			for _, w := range workers {
 				n += w.req[r][o].Load()
-				if o == int(wire.Answered) {
-					n += w.req[r][wire.AnsweredOpen].Load()
+				if o == int(dgram.Answered) {
+					n += w.req[r][dgram.AnsweredOpen].Load()
 				}
 			}
 			ch <- prometheus.MustNewConstMetric(m.requests, prometheus.CounterValue, float64(n), p, outcomeLabel(o))

@@ -5,11 +5,11 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
-// PacketLimited is a handler with a per-source request rate (wire.PacketLimited).
-type PacketLimited = wire.PacketLimited
+// PacketLimited is a handler with a per-source request rate (dgram.PacketLimited).
+type PacketLimited = dgram.PacketLimited
 
 // defaultTrackedSources bounds a packet limiter's memory when Limits set none.
 const defaultTrackedSources = 65536

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 type limitedHandler struct {
@@ -15,8 +15,8 @@ type limitedHandler struct {
 
 func (limitedHandler) Name() string         { return "limited" }
 func (limitedHandler) Claims(p []byte) bool { return true }
-func (limitedHandler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
-	return out, wire.Ignored
+func (limitedHandler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	return out, dgram.Ignored
 }
 func (h limitedHandler) PacketLimit() (float64, int) { return h.rate, h.burst }
 

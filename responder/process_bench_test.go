@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/challenge"
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // infoHandler is an A2S_INFO handler cut to what the responder sees of the
@@ -27,11 +27,11 @@ func (h *infoHandler) Claims(p []byte) bool {
 	return len(p) >= 5 && string(p[:5]) == "\xFF\xFF\xFF\xFFT"
 }
 
-func (h *infoHandler) Serve(req []byte, src netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *infoHandler) Serve(req []byte, src netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	if len(req) != 29 || !h.is.Valid(src.Addr(), binary.LittleEndian.Uint32(req[25:])) {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
-	return append(out, h.reply), wire.Answered
+	return append(out, h.reply), dgram.Answered
 }
 
 var _ Handler = (*infoHandler)(nil)
@@ -41,7 +41,7 @@ var _ Handler = (*infoHandler)(nil)
 // handler (infoHandler) and a token-bearing A2S_INFO: it must allocate
 // nothing.
 func BenchmarkProcessA2SInfo(b *testing.B) {
-	clock := &wire.Clock{}
+	clock := &dgram.Clock{}
 	is := challenge.NewWithKey([16]byte{1}, clock.Now)
 	h := &infoHandler{is: is, reply: make([]byte, 120)}
 	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock}, h)
@@ -70,7 +70,7 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 // An unclaimed datagram (counted as unknown) costs no allocation with the
 // logger above debug level: the batch's debug flag is one bool test.
 func TestProcessUnclaimedAllocs(t *testing.T) {
-	clock := &wire.Clock{}
+	clock := &dgram.Clock{}
 	is := challenge.NewWithKey([16]byte{1}, clock.Now)
 	h := &infoHandler{is: is, reply: make([]byte, 120)}
 	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/responder"
-	"github.com/queryd/queryd/wire"
 )
 
 // panicky claims datagrams starting with 'Q': it panics on "Q!" and answers
@@ -23,12 +23,12 @@ var _ responder.Handler = panicky{}
 
 func (panicky) Name() string         { return "panicky" }
 func (panicky) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'Q' }
-func (panicky) Serve(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (panicky) Serve(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	if bytes.Equal(req, []byte("Q!")) {
 		var m map[string]int
 		m["boom"]++ // a nil map: the kind of bug a handler could have
 	}
-	return append(out, []byte("ok")), wire.AnsweredOpen
+	return append(out, []byte("ok")), dgram.AnsweredOpen
 }
 
 // panickyForwarder panics on every datagram no handler claims.

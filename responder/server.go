@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // Socket layers a Server can use.
@@ -44,7 +44,7 @@ type Config struct {
 	Forward Forwarder
 	// Clock, when set, is set to the time at the start of every receive
 	// batch, for handlers and the challenge issuer to read cheaply.
-	Clock    *wire.Clock
+	Clock    *dgram.Clock
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -99,8 +99,8 @@ type Forwarder interface {
 	Forward(req []byte, src netip.AddrPort, local netip.Addr, back Sender)
 }
 
-// Sender sends datagrams out of one of the server's sockets (wire.Sender).
-type Sender = wire.Sender
+// Sender sends datagrams out of one of the server's sockets (dgram.Sender).
+type Sender = dgram.Sender
 
 // New makes a server (no sockets yet) answering with handlers.
 func New(cfg Config, handlers ...Handler) (*Server, error) {

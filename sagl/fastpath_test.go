@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
-	"github.com/queryd/queryd/wire"
 )
 
 // TestFastReplies: the fast path's challenge, with the source's token
@@ -33,12 +33,12 @@ func TestFastReplies(t *testing.T) {
 	tok := testIssuer().Token(testSrc.Addr())
 	want := append([]byte{}, ch.Reply...)
 	binary.LittleEndian.PutUint32(want[8:], tok)
-	if out, o := serve(h, req(KindInfo, 0, 0), testSrc); o != wire.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
+	if out, o := serve(h, req(KindInfo, 0, 0), testSrc); o != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
 		t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", o, out, want)
 	}
 	info, ok := fast[module.FastSAGLInfo]
 	out, o := serve(h, req(KindInfo, tok, 0), testSrc)
-	if !ok || info.Open || o != wire.Answered || len(out) != 1 || !bytes.Equal(out[0], info.Reply) {
+	if !ok || info.Open || o != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], info.Reply) {
 		t.Fatalf("info: fast %v % x; Serve %v %d datagrams", ok, info.Reply, o, len(out))
 	}
 	if got := collect(newHandler(t, manyPlayers(100), nil)); len(got) != 1 {

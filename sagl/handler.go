@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // DefaultMaxList is the default budget of the players list in the JSON: a
@@ -121,27 +121,27 @@ func (h *Handler) Logo() *Logo {
 // 12-byte challenge to a request without a valid token (smaller than the
 // 64-byte request), every info part, or one logo piece. Broken requests and
 // logo offsets past the end are Malformed and get nothing.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	e := h.enc.Load()
 	if e == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	r, err := ParseRequest(req)
 	if err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	ip := src.Addr()
 	if r.Token == 0 || !h.issuer.Valid(ip, r.Token) {
-		return append(out, PutChallenge(scratch, h.issuer.Token(ip))), wire.Challenged
+		return append(out, PutChallenge(scratch, h.issuer.Token(ip))), dgram.Challenged
 	}
 	if r.Kind == KindInfo {
-		return append(out, e.parts...), wire.Answered
+		return append(out, e.parts...), dgram.Answered
 	}
 	p, ok := e.piece(r.Offset, scratch)
 	if !ok {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
-	return append(out, p), wire.Answered
+	return append(out, p), dgram.Answered
 }
 
 // piece returns the logo reply for offset: pre-encoded when aligned, else

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 func newHandler(t testing.TB, doc string, logo *Logo) *Handler {
@@ -15,7 +15,7 @@ func newHandler(t testing.TB, doc string, logo *Logo) *Handler {
 	return h
 }
 
-func serve(h *Handler, p []byte, src netip.AddrPort) ([][]byte, wire.Outcome) {
+func serve(h *Handler, p []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
 	return h.Serve(p, src, make([]byte, 2048), nil)
 }
 
@@ -33,7 +33,7 @@ func TestServeChallenge(t *testing.T) {
 		"info, other padding": with(req(KindInfo, 0, 0), 40, 9),
 	} {
 		out, o := serve(h, p, testSrc)
-		if o != wire.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
+		if o != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
 			t.Errorf("%s: %v % x, want challenged % x", name, o, out, want)
 		}
 	}
@@ -44,7 +44,7 @@ func TestServeInfo(t *testing.T) {
 	tok := testIssuer().Token(testSrc.Addr())
 	out, o := serve(h, req(KindInfo, tok, 0), testSrc)
 	js, serial := h.JSON()
-	if o != wire.Answered || len(out) != (len(js)+PartSize-1)/PartSize || len(out) < 40 {
+	if o != dgram.Answered || len(out) != (len(js)+PartSize-1)/PartSize || len(out) < 40 {
 		t.Fatalf("%v with %d parts for %d bytes of JSON", o, len(out), len(js))
 	}
 	var all []byte
@@ -64,7 +64,7 @@ func TestServeInfo(t *testing.T) {
 	}
 	// the previous epoch's token still works; the IPv4-mapped form is the same client
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(testSrc.Addr().As16()), 1)
-	if _, o := serve(h, req(KindInfo, tok, 0), mapped); o != wire.Answered {
+	if _, o := serve(h, req(KindInfo, tok, 0), mapped); o != dgram.Answered {
 		t.Fatalf("IPv4-mapped source: %v", o)
 	}
 }
@@ -75,21 +75,21 @@ func TestServeLogo(t *testing.T) {
 	tok := testIssuer().Token(testSrc.Addr())
 	for _, off := range []uint32{0, 1024, 2048, 3072, 1, 3697} {
 		out, o := serve(h, req(KindLogo, tok, off), testSrc)
-		if o != wire.Answered || len(out) != 1 || !bytes.Equal(out[0], AppendLogoPiece(nil, logo, off)) {
+		if o != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], AppendLogoPiece(nil, logo, off)) {
 			t.Errorf("offset %d: %v, %d datagrams", off, o, len(out))
 		}
 	}
 	for _, off := range []uint32{3698, 4096, 1 << 31, 0xFFFFFFFF} {
-		if out, o := serve(h, req(KindLogo, tok, off), testSrc); o != wire.Malformed || len(out) != 0 {
+		if out, o := serve(h, req(KindLogo, tok, off), testSrc); o != dgram.Malformed || len(out) != 0 {
 			t.Errorf("offset %d past the end: %v, %d datagrams", off, o, len(out))
 		}
 	}
 	none := newHandler(t, exampleDoc, nil)
 	out, o := serve(none, req(KindLogo, tok, 0), testSrc)
-	if o != wire.Answered || len(out) != 1 || !bytes.Equal(out[0], AppendLogoPiece(nil, nil, 0)) {
+	if o != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], AppendLogoPiece(nil, nil, 0)) {
 		t.Errorf("no logo: %v % x", o, out)
 	}
-	if _, o := serve(none, req(KindLogo, tok, 1024), testSrc); o != wire.Malformed {
+	if _, o := serve(none, req(KindLogo, tok, 1024), testSrc); o != dgram.Malformed {
 		t.Errorf("no logo, offset 1024: %v", o)
 	}
 }
@@ -104,11 +104,11 @@ func TestServeMalformed(t *testing.T) {
 		"kind 0":    with(req(KindInfo, tok, 0), 5, 0),
 		"kind 7":    with(req(KindInfo, tok, 0), 5, 7),
 	} {
-		if out, o := serve(h, p, testSrc); o != wire.Malformed || len(out) != 0 {
+		if out, o := serve(h, p, testSrc); o != dgram.Malformed || len(out) != 0 {
 			t.Errorf("%s: %v, %d datagrams", name, o, len(out))
 		}
 	}
-	if out, o := serve(NewHandler(Config{}, testIssuer()), req(KindInfo, 0, 0), testSrc); o != wire.Ignored || len(out) != 0 {
+	if out, o := serve(NewHandler(Config{}, testIssuer()), req(KindInfo, 0, 0), testSrc); o != dgram.Ignored || len(out) != 0 {
 		t.Errorf("before the first snapshot: %v", o)
 	}
 }
@@ -160,7 +160,7 @@ func FuzzServe(f *testing.F) {
 			}
 			size += len(d)
 		}
-		if o != wire.Answered && size >= len(p) && size > 0 {
+		if o != dgram.Answered && size >= len(p) && size > 0 {
 			t.Fatalf("unproven reply of %d bytes to %d", size, len(p))
 		}
 	})
@@ -172,12 +172,12 @@ func benchHandler(b *testing.B) (*Handler, uint32) {
 	return h, testIssuer().Token(testSrc.Addr())
 }
 
-func benchServe(b *testing.B, h *Handler, p []byte, want wire.Outcome) {
+func benchServe(b *testing.B, h *Handler, p []byte, want dgram.Outcome) {
 	scratch, out := make([]byte, 2048), make([][]byte, 0, 64)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var o wire.Outcome
+		var o dgram.Outcome
 		out, o = h.Serve(p, testSrc, scratch, out[:0])
 		if o != want {
 			b.Fatalf("outcome %v", o)
@@ -187,22 +187,22 @@ func benchServe(b *testing.B, h *Handler, p []byte, want wire.Outcome) {
 
 func BenchmarkServeInfo64Players(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindInfo, tok, 0), wire.Answered)
+	benchServe(b, h, req(KindInfo, tok, 0), dgram.Answered)
 }
 
 func BenchmarkServeLogoPiece(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindLogo, tok, 1024), wire.Answered)
+	benchServe(b, h, req(KindLogo, tok, 1024), dgram.Answered)
 }
 
 func BenchmarkServeLogoPieceUnaligned(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindLogo, tok, 1000), wire.Answered)
+	benchServe(b, h, req(KindLogo, tok, 1000), dgram.Answered)
 }
 
 func BenchmarkServeChallenge(b *testing.B) {
 	h, _ := benchHandler(b)
-	benchServe(b, h, req(KindInfo, 0, 0), wire.Challenged)
+	benchServe(b, h, req(KindInfo, 0, 0), dgram.Challenged)
 }
 
 // BenchmarkPublish1000Players is the cost of one state change: the JSON and

@@ -100,7 +100,7 @@
 //
 // One reply is at most 22 packets (32,142 bytes of chunks): every packet
 // carries the client's token, so the whole reply is written into the
-// responder's 32 KiB scratch buffer (wire.ScratchSize) per query. ServerInfo, TeamInfo and
+// responder's 32 KiB scratch buffer (dgram.ScratchSize) per query. ServerInfo, TeamInfo and
 // Metrics always fit. When the rules and players asked for do not fit,
 // they are cut short in their order, never a record in half: asked alone,
 // a list takes all the room; asked together, the rules keep at most half of

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Sizes of a query reply.
@@ -23,9 +23,9 @@ const (
 	// MaxBody is the most chunk bytes one datagram carries.
 	MaxBody = MaxPacket - HeaderLen
 	// MaxReply is the most bytes one reply takes in all its datagrams: the
-	// responder's scratch buffer (wire.ScratchSize, 32 KiB), into which
+	// responder's scratch buffer (dgram.ScratchSize, 32 KiB), into which
 	// every datagram is written because each carries the client's token.
-	MaxReply = wire.ScratchSize
+	MaxReply = dgram.ScratchSize
 	// MaxPackets is the most datagrams of one reply (22).
 	MaxPackets = MaxReply / MaxPacket
 	// MaxPayload is the most chunk bytes of one reply (32,142).

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // fastReplies collects h's fast-path replies by query.
@@ -42,13 +42,13 @@ func TestFastReplies(t *testing.T) {
 			out, oc := serve(h, ChallengeRequest[:], clientA)
 			want := append([]byte{}, ch.Reply...)
 			binary.BigEndian.PutUint32(want[1:], tok)
-			if oc != wire.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
+			if oc != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
 				t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", oc, out, want)
 			}
 			n := 0
 			for c := 0; c < module.FastSQPChunks; c++ {
 				out, oc := serve(h, AppendQuery(nil, tok, byte(c)), clientA)
-				if oc != wire.Answered {
+				if oc != dgram.Answered {
 					t.Fatalf("chunks %#02x: %v", c, oc)
 				}
 				r, ok := fast[module.FastSQPQuery(byte(c))]

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // FuzzParseRequest: any datagram parses or errs without panicking; only
@@ -40,7 +40,7 @@ func FuzzParseRequest(f *testing.F) {
 		if len(out) > MaxPackets || !oc.Proven() && size > len(p) {
 			t.Fatalf("% x: %d datagrams, %d bytes, outcome %v", p, len(out), size, oc)
 		}
-		if err != nil && (oc != wire.Malformed || len(out) != 0) {
+		if err != nil && (oc != dgram.Malformed || len(out) != 0) {
 			t.Fatalf("% x: unparsable but outcome %v", p, oc)
 		}
 	})

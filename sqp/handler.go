@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // Config is the SQP responder's configuration.
@@ -54,28 +54,28 @@ func (h *Handler) Listed(chunks byte) (rules, players int) {
 // token (Challenged, 5 bytes for 5); a query with a valid token its chunks
 // in one to MaxPackets datagrams (Answered); a query with a wrong or
 // expired token nothing (Ignored); a query for unknown chunks is Malformed.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, wire.Outcome) {
+func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	r, err := ParseRequest(req)
 	if err != nil {
-		return out, wire.Malformed
+		return out, dgram.Malformed
 	}
 	ip := src.Addr()
 	if r.Type == TypeChallenge {
 		b := scratch[:ChallengeLen]
 		b[0] = TypeChallenge
 		binary.BigEndian.PutUint32(b[1:], h.issuer.Token(ip))
-		return append(out, b), wire.Challenged
+		return append(out, b), dgram.Challenged
 	}
 	if !h.issuer.Valid(ip, r.Token) {
-		return out, wire.Ignored
+		return out, dgram.Ignored
 	}
 	p := &enc.plans[r.Chunks]
 	if p.packets*HeaderLen+p.size > len(scratch) {
-		return out, wire.Ignored // cannot happen with a scratch of MaxReply bytes
+		return out, dgram.Ignored // cannot happen with a scratch of MaxReply bytes
 	}
-	return p.write(r.Token, scratch, out), wire.Answered
+	return p.write(r.Token, scratch, out), dgram.Answered
 }

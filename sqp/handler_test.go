@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/challenge"
-	"github.com/queryd/queryd/wire"
+	"github.com/queryd/queryd/dgram"
 )
 
 // A challenge request gets exactly 5 bytes back: the token, never larger
@@ -18,7 +18,7 @@ func TestServeChallenge(t *testing.T) {
 	tokens := map[uint32]bool{}
 	for _, src := range []netip.AddrPort{clientA, clientB} {
 		out, oc := serve(h, ChallengeRequest[:], src)
-		if oc != wire.Challenged || len(out) != 1 || len(out[0]) != ChallengeLen || out[0][0] != TypeChallenge {
+		if oc != dgram.Challenged || len(out) != 1 || len(out[0]) != ChallengeLen || out[0][0] != TypeChallenge {
 			t.Fatalf("%v % x", oc, out)
 		}
 		tok := binary.BigEndian.Uint32(out[0][1:])
@@ -34,34 +34,34 @@ func TestServeChallenge(t *testing.T) {
 // one) gets nothing and counts as ignored.
 func TestServeQueryTokens(t *testing.T) {
 	h, clk := newTestHandler(t, upstreamConfig, upstreamSnapshot())
-	ask := func(tok uint32, src netip.AddrPort) wire.Outcome {
+	ask := func(tok uint32, src netip.AddrPort) dgram.Outcome {
 		out, oc := serve(h, AppendQuery(nil, tok, ChunkServerInfo), src)
-		if (oc == wire.Answered) != (len(out) == 1) {
+		if (oc == dgram.Answered) != (len(out) == 1) {
 			t.Fatalf("outcome %v with %d datagrams", oc, len(out))
 		}
-		if oc == wire.Answered && binary.BigEndian.Uint32(out[0][1:5]) != tok {
+		if oc == dgram.Answered && binary.BigEndian.Uint32(out[0][1:5]) != tok {
 			t.Fatalf("reply token % x, want %#x", out[0][1:5], tok)
 		}
 		return oc
 	}
 	tok := h.issuer.Token(clientA.Addr())
-	if oc := ask(tok, clientA); oc != wire.Answered {
+	if oc := ask(tok, clientA); oc != dgram.Answered {
 		t.Fatalf("current token: %v", oc)
 	}
-	if oc := ask(tok, netip.AddrPortFrom(clientA.Addr(), 9)); oc != wire.Answered {
+	if oc := ask(tok, netip.AddrPortFrom(clientA.Addr(), 9)); oc != dgram.Answered {
 		t.Fatalf("same IP, other port: %v", oc) // tokens are bound to the IP
 	}
 	for name, bad := range map[string]uint32{"zero": 0, "other address": h.issuer.Token(clientB.Addr()), "off by one": tok + 1} {
-		if oc := ask(bad, clientA); oc != wire.Ignored {
+		if oc := ask(bad, clientA); oc != dgram.Ignored {
 			t.Errorf("%s token: %v, want ignored", name, oc)
 		}
 	}
 	clk.t = clk.t.Add(challenge.Epoch)
-	if oc := ask(tok, clientA); oc != wire.Answered {
+	if oc := ask(tok, clientA); oc != dgram.Answered {
 		t.Fatalf("previous epoch's token: %v", oc)
 	}
 	clk.t = clk.t.Add(challenge.Epoch)
-	if oc := ask(tok, clientA); oc != wire.Ignored {
+	if oc := ask(tok, clientA); oc != dgram.Ignored {
 		t.Fatalf("expired token: %v", oc)
 	}
 }
@@ -69,24 +69,24 @@ func TestServeQueryTokens(t *testing.T) {
 // Unknown chunk bits are malformed; no snapshot yet means no answer.
 func TestServeMalformedAndEmpty(t *testing.T) {
 	h, _ := newTestHandler(t, upstreamConfig, nil)
-	if out, oc := serve(h, ChallengeRequest[:], clientA); oc != wire.Ignored || len(out) != 0 {
+	if out, oc := serve(h, ChallengeRequest[:], clientA); oc != dgram.Ignored || len(out) != 0 {
 		t.Fatalf("before the first snapshot: %v % x", oc, out)
 	}
 	h.Update(upstreamSnapshot())
 	tok := h.issuer.Token(clientA.Addr())
 	for _, chunks := range []byte{0x20, 0x40, 0x80, 0xFF} {
-		if out, oc := serve(h, AppendQuery(nil, tok, chunks), clientA); oc != wire.Malformed || len(out) != 0 {
+		if out, oc := serve(h, AppendQuery(nil, tok, chunks), clientA); oc != dgram.Malformed || len(out) != 0 {
 			t.Errorf("chunks %#02x: %v % x", chunks, oc, out)
 		}
 	}
 	for _, req := range [][]byte{{0, 0, 0, 0, 1}, {1, 2, 3}, AppendQuery(nil, tok, 1)[:7]} {
-		if out, oc := serve(h, req, clientA); oc != wire.Malformed || len(out) != 0 {
+		if out, oc := serve(h, req, clientA); oc != dgram.Malformed || len(out) != 0 {
 			t.Errorf("% x: %v % x", req, oc, out)
 		}
 	}
 	// No chunks: the header alone, payload length 0.
 	out, oc := serve(h, AppendQuery(nil, tok, 0), clientA)
-	if oc != wire.Answered || len(out) != 1 || len(out[0]) != HeaderLen || out[0][8] != 0 || out[0][10] != 0 {
+	if oc != dgram.Answered || len(out) != 1 || len(out[0]) != HeaderLen || out[0][8] != 0 || out[0][10] != 0 {
 		t.Fatalf("no chunks: %v % x", oc, out)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // upstreamConfig and upstreamSnapshot reproduce the server of
@@ -112,7 +112,7 @@ var (
 )
 
 // serve asks h with a scratch of MaxReply bytes, as the responder does.
-func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, wire.Outcome) {
+func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
 	return h.Serve(req, src, make([]byte, MaxReply), nil)
 }
 
@@ -122,7 +122,7 @@ func query(t testing.TB, h *Handler, chunks byte) (*Response, [][]byte) {
 	t.Helper()
 	tok := h.issuer.Token(clientA.Addr())
 	out, oc := serve(h, AppendQuery(nil, tok, chunks), clientA)
-	if oc != wire.Answered {
+	if oc != dgram.Answered {
 		t.Fatalf("chunks %#02x: outcome %v", chunks, oc)
 	}
 	payload, err := Reassemble(out, tok)

@@ -20,9 +20,9 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
-	"github.com/queryd/queryd/wire"
 )
 
 // syncEvery is how often Serve checks the feed's freshness and the clocks.
@@ -489,7 +489,7 @@ func (f *FastPath) packetRate(proto int) (cost, tolerance uint64) {
 		return 0, 0
 	}
 	for _, p := range *ps {
-		pl, ok := p.(wire.PacketLimited)
+		pl, ok := p.(dgram.PacketLimited)
 		if !ok || p.Name() != protocolLabel[proto] {
 			continue
 		}

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"net/netip"
 
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/responder"
-	"github.com/queryd/queryd/wire"
 )
 
 // fixedHandler claims every datagram and answers it with the same
@@ -54,8 +54,8 @@ func (h *fixedHandler) Name() string { return "fixed" }
 func (h *fixedHandler) Claims([]byte) bool { return true }
 
 // Serve appends the fixed reply.
-func (h *fixedHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, wire.Outcome) {
-	return append(out, h.reply...), wire.Answered
+func (h *fixedHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	return append(out, h.reply...), dgram.Answered
 }
 
 // serverFlags are the flags the fixed and naive servers share.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/wire"
 )
 
 // BenchmarkFeedChange1000 measures one accepted feed change (a patch) on a
@@ -51,7 +51,7 @@ func feedBench(b *testing.B) (*state.Store, []module.Protocol) {
 		b.Fatal(err)
 	}
 	env := module.Env{
-		Issuer: challenge.NewWithKey([16]byte{1}, nil), Now: (&wire.Clock{}).Now,
+		Issuer: challenge.NewWithKey([16]byte{1}, nil), Now: (&dgram.Clock{}).Now,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Listen: cfg.Listen.UDP, Base: cfg.ServerDoc,
 	}
 	var protos []module.Protocol

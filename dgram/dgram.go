@@ -1,6 +1,6 @@
-// Package wire holds the few types a protocol handler and the UDP responder
+// Package dgram holds the few types a protocol handler and the UDP responder
 // exchange, so that neither imports the other.
-package wire
+package dgram
 
 // Outcome is what a protocol handler did with one datagram. The responder
 // counts it (per protocol) and applies the rate limits that go with it.

@@ -1,4 +1,4 @@
-package wire
+package dgram
 
 import "net/netip"
 
