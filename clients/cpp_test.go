@@ -1,8 +1,10 @@
 package clients_test
 
 import (
+	"debug/pe"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,4 +32,59 @@ func TestCppQueue(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "queue_test")
 	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "queue_test.cpp")
 	queueScenario(t, newDaemon(t), exec.Command(bin), "")
+}
+
+// mingwCxx is Debian's mingw-w64 C++ compiler for 64-bit Windows with the
+// posix thread model (g++-mingw-w64-x86-64-posix): the win32 one of GCC 12
+// has no std::thread.
+const mingwCxx = "x86_64-w64-mingw32-g++-posix"
+
+// TestCppWindows cross-compiles example.cpp and queue_test.cpp for Windows
+// with mingw-w64 at -std=c++17 -Wall -Wextra -Werror, with mingw's afunix.h
+// and with the header's own sockaddr_un (QUERYD_VENDOR_AFUNIX), and checks
+// each result is an x86-64 PE executable whose socket calls come from
+// Winsock (ws2_32.dll). It is compiled, not run (no Windows, no wine).
+func TestCppWindows(t *testing.T) {
+	cxx := need(t, mingwCxx, "the C++ client's Windows (Winsock AF_UNIX) build")
+	for _, src := range []string{"example.cpp", "queue_test.cpp"} {
+		for _, afunix := range []string{"afunix.h", "vendored"} {
+			t.Run(src+"/"+afunix, func(t *testing.T) {
+				exe := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".cpp")+".exe")
+				args := []string{"-std=c++17", "-Wall", "-Wextra", "-Werror", "-static", "-o", exe, src, "-lws2_32"}
+				if afunix == "vendored" {
+					args = append([]string{"-DQUERYD_VENDOR_AFUNIX"}, args...)
+				}
+				run(t, "cpp", cxx, args...)
+				checkWinsockExe(t, exe)
+			})
+		}
+	}
+}
+
+// checkWinsockExe fails unless exe is an x86-64 PE file importing the
+// Winsock calls the feed client makes.
+func checkWinsockExe(t *testing.T, exe string) {
+	t.Helper()
+	f, err := pe.Open(exe)
+	if err != nil {
+		t.Fatalf("%s is not a PE executable: %v", exe, err)
+	}
+	defer f.Close()
+	if f.Machine != pe.IMAGE_FILE_MACHINE_AMD64 {
+		t.Errorf("%s: machine %#x, want x86-64 (%#x)", exe, f.Machine, pe.IMAGE_FILE_MACHINE_AMD64)
+	}
+	syms, err := f.ImportedSymbols()
+	if err != nil {
+		t.Fatalf("%s: imports: %v", exe, err)
+	}
+	imported := map[string]bool{}
+	for _, s := range syms {
+		name, dll, _ := strings.Cut(s, ":")
+		imported[name+":"+strings.ToLower(dll)] = true
+	}
+	for _, want := range []string{"WSAStartup", "WSACleanup", "socket", "connect", "send", "recv", "setsockopt", "closesocket"} {
+		if !imported[want+":ws2_32.dll"] {
+			t.Errorf("%s does not import %s from ws2_32.dll (imports: %v)", exe, want, syms)
+		}
+	}
 }

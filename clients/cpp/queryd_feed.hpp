@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // queryd_feed.hpp: feed a game server's state to queryd over its Unix socket.
-// Single header, C++17, POSIX, no dependencies. See README.md beside it.
+// Single header, C++17, POSIX; on Windows (10 1803+) Winsock2's AF_UNIX
+// (link ws2_32). No other dependencies. See README.md beside it.
 //
 // Calls never block the game's frame: replace() and patch() change a local
 // copy of the state and queue what to send (bounded; when the queue is full
@@ -11,9 +12,38 @@
 #ifndef QUERYD_FEED_HPP
 #define QUERYD_FEED_HPP
 
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <winsock2.h>
+#if defined(__has_include) && !defined(QUERYD_VENDOR_AFUNIX)  // (the test builds both)
+#if __has_include(<afunix.h>)
+#include <afunix.h>
+#define QUERYD_HAVE_AFUNIX_H 1
+#endif
+#endif
+#ifndef QUERYD_HAVE_AFUNIX_H
+// afunix.h (Windows SDK 17063+, mingw-w64 6+) is missing: its definition.
+#ifndef UNIX_PATH_MAX
+#define UNIX_PATH_MAX 108
+#endif
+typedef struct sockaddr_un {
+  ADDRESS_FAMILY sun_family;
+  char sun_path[UNIX_PATH_MAX];
+} SOCKADDR_UN, *PSOCKADDR_UN;
+#endif
+#ifdef _MSC_VER
+#pragma comment(lib, "ws2_32.lib")
+#endif
+#else
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <algorithm>
@@ -27,6 +57,7 @@
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,6 +65,80 @@
 #include <vector>
 
 namespace queryd {
+
+// detail holds what differs between POSIX sockets and Winsock.
+namespace detail {
+#ifdef _WIN32
+using socket_t = SOCKET;
+constexpr socket_t no_socket = INVALID_SOCKET;
+using io_size = int;  // send and recv take and return int
+constexpr int send_flags = 0;  // Winsock raises no SIGPIPE
+
+// error_text describes a Winsock error code.
+inline std::string error_text(int code) {
+  char buf[256] = {0};
+  DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr,
+                           static_cast<DWORD>(code), 0, buf, sizeof buf, nullptr);
+  while (n > 0 && (buf[n - 1] == '\r' || buf[n - 1] == '\n' || buf[n - 1] == '.')) buf[--n] = 0;
+  return (n ? std::string(buf) : std::string("error")) + " (" + std::to_string(code) + ")";
+}
+inline std::string last_error() { return error_text(WSAGetLastError()); }
+inline bool interrupted() { return WSAGetLastError() == WSAEINTR; }
+inline void close_socket(socket_t s) { ::closesocket(s); }
+inline socket_t open_socket() { return ::socket(AF_UNIX, SOCK_STREAM, 0); }
+inline void set_timeouts(socket_t s, std::chrono::milliseconds t) {
+  DWORD ms = static_cast<DWORD>(t.count());  // Winsock: a DWORD of milliseconds
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, reinterpret_cast<const char*>(&ms), sizeof ms);
+  setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, reinterpret_cast<const char*>(&ms), sizeof ms);
+}
+
+// Net holds Winsock open (WSAStartup) while a Feed lives.
+class Net {
+ public:
+  Net() {
+    WSADATA data;
+    err_ = WSAStartup(MAKEWORD(2, 2), &data);
+  }
+  ~Net() {
+    if (err_ == 0) WSACleanup();
+  }
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+  // error is "" when Winsock started, or why it did not.
+  std::string error() const { return err_ == 0 ? "" : "WSAStartup: " + error_text(err_); }
+
+ private:
+  int err_ = 0;
+};
+#else
+using socket_t = int;
+constexpr socket_t no_socket = -1;
+using io_size = size_t;
+constexpr int send_flags = MSG_NOSIGNAL;
+
+inline std::string last_error() { return std::strerror(errno); }
+inline bool interrupted() { return errno == EINTR; }
+inline void close_socket(socket_t s) { ::close(s); }
+inline socket_t open_socket() { return ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); }
+inline void set_timeouts(socket_t s, std::chrono::milliseconds t) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(t.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>(t.count() % 1000 * 1000);
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Net: POSIX sockets need no start-up.
+struct Net {
+  std::string error() const { return ""; }
+};
+#endif
+
+// io_len clamps a length to what send and recv take.
+inline io_size io_len(size_t n) {
+  return static_cast<io_size>(std::min<size_t>(n, static_cast<size_t>(std::numeric_limits<io_size>::max())));
+}
+}  // namespace detail
 
 struct Member;
 
@@ -249,7 +354,7 @@ class Feed {
   }
 
   // connected reports whether the worker holds a connection now.
-  bool connected() const { return fd_.load() >= 0; }
+  bool connected() const { return fd_.load() != detail::no_socket; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -290,12 +395,12 @@ class Feed {
     auto backoff = opts_.backoff_min;
     std::string line;
     while (!stopping()) {
-      if (fd_.load() < 0) {
+      if (fd_.load() == detail::no_socket) {
         std::string err = dial();
         if (!err.empty()) {
           report(err);
           sleep_for(backoff);
-          backoff = std::min(backoff * 2, opts_.backoff_max);
+          backoff = (std::min)(backoff * 2, opts_.backoff_max);
           continue;
         }
         backoff = opts_.backoff_min;
@@ -337,16 +442,14 @@ class Feed {
     addr.sun_family = AF_UNIX;
     if (opts_.socket.size() >= sizeof addr.sun_path) return "socket path too long: " + opts_.socket;
     std::memcpy(addr.sun_path, opts_.socket.c_str(), opts_.socket.size() + 1);
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(opts_.timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>(opts_.timeout.count() % 1000 * 1000);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::string err = net_.error();
+    if (!err.empty()) return err;
+    detail::socket_t fd = detail::open_socket();
+    if (fd == detail::no_socket) return "socket: " + detail::last_error();
+    detail::set_timeouts(fd, opts_.timeout);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      std::string e = "connect " + opts_.socket + ": " + std::strerror(errno);
-      ::close(fd);
+      std::string e = "connect " + opts_.socket + ": " + detail::last_error();
+      detail::close_socket(fd);
       return e;
     }
     fd_.store(fd);
@@ -355,18 +458,18 @@ class Feed {
   }
 
   void close_conn() {
-    int fd = fd_.exchange(-1);
-    if (fd >= 0) ::close(fd);
+    detail::socket_t fd = fd_.exchange(detail::no_socket);
+    if (fd != detail::no_socket) detail::close_socket(fd);
   }
 
   // round_trip sends one line and reads its reply line.
   std::string round_trip(const std::string& line, std::string& reply) {
-    int fd = fd_.load();
+    detail::socket_t fd = fd_.load();
     std::string out = line + "\n";
     for (size_t off = 0; off < out.size();) {
-      ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::string("send: ") + std::strerror(errno);
+      auto n = ::send(fd, out.data() + off, detail::io_len(out.size() - off), detail::send_flags);
+      if (n < 0 && detail::interrupted()) continue;
+      if (n <= 0) return "send: " + detail::last_error();
       off += static_cast<size_t>(n);
     }
     for (;;) {
@@ -377,10 +480,10 @@ class Feed {
         return "";
       }
       char tmp[4096];
-      ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
-      if (n < 0 && errno == EINTR) continue;
+      auto n = ::recv(fd, tmp, sizeof tmp, 0);
+      if (n < 0 && detail::interrupted()) continue;
       if (n == 0) return "queryd closed the connection";
-      if (n < 0) return std::string("recv: ") + std::strerror(errno);
+      if (n < 0) return "recv: " + detail::last_error();
       buf_.append(tmp, static_cast<size_t>(n));
       if (buf_.size() > (1u << 20)) return "reply too long";
     }
@@ -397,7 +500,8 @@ class Feed {
   std::deque<std::string> pending_;
   Clock::time_point last_sent_ = Clock::now();
   ErrorHandler on_error_;
-  std::atomic<int> fd_{-1};
+  detail::Net net_;  // Winsock started (WSAStartup) while the Feed lives
+  std::atomic<detail::socket_t> fd_{detail::no_socket};
   std::string buf_;  // reply bytes read past the last line (worker only)
   std::thread worker_;  // last: started once the rest is ready
 };
