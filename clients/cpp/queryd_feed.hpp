@@ -141,7 +141,7 @@ struct Net {
 
 // io_len clamps a length to what send and recv take.
 inline io_size io_len(size_t n) {
-  return static_cast<io_size>(std::min<size_t>(n, static_cast<size_t>(std::numeric_limits<io_size>::max())));
+  return static_cast<io_size>((std::min<size_t>)(n, static_cast<size_t>((std::numeric_limits<io_size>::max)())));
 }
 }  // namespace detail
 
