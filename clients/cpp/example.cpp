@@ -3,7 +3,9 @@
 //
 //   g++ -std=c++17 -Wall -Wextra -Werror -pthread example.cpp -o example
 //   QUERYD_FEED_SOCKET=/run/queryd/feed.sock ./example
+//   QUERYD_FEED_HTTP=http://127.0.0.1:27017 QUERYD_FEED_TOKEN=... ./example
 //
+// (the socket when QUERYD_FEED_SOCKET is set, the HTTP feed otherwise).
 // It sets the state, has a player join, another leave and a score change,
 // then runs frames of 16 ms that patch a tick counter ten times a second,
 // printing the slowest feed call so far twice a second. QUERYD_FEED_PING
@@ -26,7 +28,14 @@ static long env_long(const char* name, long def) {
 
 int main() {
   queryd::Options opts;
-  if (const char* s = std::getenv("QUERYD_FEED_SOCKET")) opts.socket = s;
+  const char* sock = std::getenv("QUERYD_FEED_SOCKET");
+  const char* http = std::getenv("QUERYD_FEED_HTTP");
+  if (sock && *sock) {
+    opts.socket = sock;
+  } else if (http && *http) {
+    opts.http = http;
+    if (const char* tok = std::getenv("QUERYD_FEED_TOKEN")) opts.token = tok;
+  }
   opts.ping_every = seconds(env_long("QUERYD_FEED_PING", 10));
   queryd::Feed feed(opts);
   feed.on_error([](const std::string& e) { std::fprintf(stderr, "feed error: %s\n", e.c_str()); });

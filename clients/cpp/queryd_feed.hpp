@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // queryd_feed.hpp: feed a game server's state to queryd over its Unix socket.
-// Single header, C++17, POSIX, no dependencies. See README.md beside it.
+// Single header, C++17, POSIX; on Windows (10 1803+) Winsock2's AF_UNIX
+// (link ws2_32). Or over the HTTP feed ([feed] http) when Options::http is
+// set. No other dependencies. See README.md beside it.
 //
 // Calls never block the game's frame: replace() and patch() change a local
 // copy of the state and queue what to send (bounded; when the queue is full
@@ -11,9 +13,40 @@
 #ifndef QUERYD_FEED_HPP
 #define QUERYD_FEED_HPP
 
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#if defined(__has_include) && !defined(QUERYD_VENDOR_AFUNIX)  // (the test builds both)
+#if __has_include(<afunix.h>)
+#include <afunix.h>
+#define QUERYD_HAVE_AFUNIX_H 1
+#endif
+#endif
+#ifndef QUERYD_HAVE_AFUNIX_H
+// afunix.h (Windows SDK 17063+, mingw-w64 6+) is missing: its definition.
+#ifndef UNIX_PATH_MAX
+#define UNIX_PATH_MAX 108
+#endif
+typedef struct sockaddr_un {
+  ADDRESS_FAMILY sun_family;
+  char sun_path[UNIX_PATH_MAX];
+} SOCKADDR_UN, *PSOCKADDR_UN;
+#endif
+#ifdef _MSC_VER
+#pragma comment(lib, "ws2_32.lib")
+#endif
+#else
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <algorithm>
@@ -21,12 +54,15 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,6 +70,80 @@
 #include <vector>
 
 namespace queryd {
+
+// detail holds what differs between POSIX sockets and Winsock.
+namespace detail {
+#ifdef _WIN32
+using socket_t = SOCKET;
+constexpr socket_t no_socket = INVALID_SOCKET;
+using io_size = int;  // send and recv take and return int
+constexpr int send_flags = 0;  // Winsock raises no SIGPIPE
+
+// error_text describes a Winsock error code.
+inline std::string error_text(int code) {
+  char buf[256] = {0};
+  DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr,
+                           static_cast<DWORD>(code), 0, buf, sizeof buf, nullptr);
+  while (n > 0 && (buf[n - 1] == '\r' || buf[n - 1] == '\n' || buf[n - 1] == '.')) buf[--n] = 0;
+  return (n ? std::string(buf) : std::string("error")) + " (" + std::to_string(code) + ")";
+}
+inline std::string last_error() { return error_text(WSAGetLastError()); }
+inline bool interrupted() { return WSAGetLastError() == WSAEINTR; }
+inline void close_socket(socket_t s) { ::closesocket(s); }
+inline socket_t open_socket(int family) { return ::socket(family, SOCK_STREAM, 0); }
+inline void set_timeouts(socket_t s, std::chrono::milliseconds t) {
+  DWORD ms = static_cast<DWORD>(t.count());  // Winsock: a DWORD of milliseconds
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, reinterpret_cast<const char*>(&ms), sizeof ms);
+  setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, reinterpret_cast<const char*>(&ms), sizeof ms);
+}
+
+// Net holds Winsock open (WSAStartup) while a Feed lives.
+class Net {
+ public:
+  Net() {
+    WSADATA data;
+    err_ = WSAStartup(MAKEWORD(2, 2), &data);
+  }
+  ~Net() {
+    if (err_ == 0) WSACleanup();
+  }
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+  // error is "" when Winsock started, or why it did not.
+  std::string error() const { return err_ == 0 ? "" : "WSAStartup: " + error_text(err_); }
+
+ private:
+  int err_ = 0;
+};
+#else
+using socket_t = int;
+constexpr socket_t no_socket = -1;
+using io_size = size_t;
+constexpr int send_flags = MSG_NOSIGNAL;
+
+inline std::string last_error() { return std::strerror(errno); }
+inline bool interrupted() { return errno == EINTR; }
+inline void close_socket(socket_t s) { ::close(s); }
+inline socket_t open_socket(int family) { return ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0); }
+inline void set_timeouts(socket_t s, std::chrono::milliseconds t) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(t.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>(t.count() % 1000 * 1000);
+  setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// Net: POSIX sockets need no start-up.
+struct Net {
+  std::string error() const { return ""; }
+};
+#endif
+
+// io_len clamps a length to what send and recv take.
+inline io_size io_len(size_t n) {
+  return static_cast<io_size>((std::min<size_t>)(n, static_cast<size_t>((std::numeric_limits<io_size>::max)())));
+}
+}  // namespace detail
 
 struct Member;
 
@@ -182,6 +292,8 @@ inline void Value::merge(const Value& patch) {
 // Options configure a Feed.
 struct Options {
   std::string socket = "/run/queryd/feed.sock";  // [feed] socket
+  std::string http;   // [feed] http, e.g. "http://127.0.0.1:27017": when set, used instead of socket
+  std::string token;  // the HTTP feed's token (the content of [feed] http_token_file)
   std::chrono::milliseconds ping_every{10000};   // well under [feed] stale_after (60 s)
   std::chrono::milliseconds backoff_min{100};    // first reconnect delay, doubled up to backoff_max
   std::chrono::milliseconds backoff_max{5000};
@@ -249,7 +361,7 @@ class Feed {
   }
 
   // connected reports whether the worker holds a connection now.
-  bool connected() const { return fd_.load() >= 0; }
+  bool connected() const { return fd_.load() != detail::no_socket; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -290,12 +402,12 @@ class Feed {
     auto backoff = opts_.backoff_min;
     std::string line;
     while (!stopping()) {
-      if (fd_.load() < 0) {
+      if (fd_.load() == detail::no_socket) {
         std::string err = dial();
         if (!err.empty()) {
           report(err);
           sleep_for(backoff);
-          backoff = std::min(backoff * 2, opts_.backoff_max);
+          backoff = (std::min)(backoff * 2, opts_.backoff_max);
           continue;
         }
         backoff = opts_.backoff_min;
@@ -319,6 +431,10 @@ class Feed {
       }
       if (reply.compare(0, 10, "{\"ok\":true") != 0) report("queryd rejected " + line.substr(0, 200) + ": " + reply);
       line.clear();
+      if (http_close_) {  // queryd ends this HTTP connection: the next dial opens another
+        http_close_ = false;
+        close_conn();
+      }
     }
   }
 
@@ -333,20 +449,19 @@ class Feed {
   }
 
   std::string dial() {
+    if (!opts_.http.empty()) return dial_http();
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (opts_.socket.size() >= sizeof addr.sun_path) return "socket path too long: " + opts_.socket;
     std::memcpy(addr.sun_path, opts_.socket.c_str(), opts_.socket.size() + 1);
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return std::string("socket: ") + std::strerror(errno);
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(opts_.timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>(opts_.timeout.count() % 1000 * 1000);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    std::string err = net_.error();
+    if (!err.empty()) return err;
+    detail::socket_t fd = detail::open_socket(AF_UNIX);
+    if (fd == detail::no_socket) return "socket: " + detail::last_error();
+    detail::set_timeouts(fd, opts_.timeout);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      std::string e = "connect " + opts_.socket + ": " + std::strerror(errno);
-      ::close(fd);
+      std::string e = "connect " + opts_.socket + ": " + detail::last_error();
+      detail::close_socket(fd);
       return e;
     }
     fd_.store(fd);
@@ -355,20 +470,17 @@ class Feed {
   }
 
   void close_conn() {
-    int fd = fd_.exchange(-1);
-    if (fd >= 0) ::close(fd);
+    detail::socket_t fd = fd_.exchange(detail::no_socket);
+    if (fd != detail::no_socket) detail::close_socket(fd);
   }
 
-  // round_trip sends one line and reads its reply line.
+  // round_trip sends one line and reads its reply line (over HTTP: the
+  // request for it and the answer's body).
   std::string round_trip(const std::string& line, std::string& reply) {
-    int fd = fd_.load();
-    std::string out = line + "\n";
-    for (size_t off = 0; off < out.size();) {
-      ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::string("send: ") + std::strerror(errno);
-      off += static_cast<size_t>(n);
-    }
+    if (!opts_.http.empty()) return http_round_trip(fd_.load(), line, reply);
+    detail::socket_t fd = fd_.load();
+    std::string err = send_all(fd, line + "\n");
+    if (!err.empty()) return err;
     for (;;) {
       size_t nl = buf_.find('\n');
       if (nl != std::string::npos) {
@@ -376,14 +488,124 @@ class Feed {
         buf_.erase(0, nl + 1);
         return "";
       }
-      char tmp[4096];
-      ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0) return "queryd closed the connection";
-      if (n < 0) return std::string("recv: ") + std::strerror(errno);
-      buf_.append(tmp, static_cast<size_t>(n));
+      err = fill(fd);
+      if (!err.empty()) return err;
       if (buf_.size() > (1u << 20)) return "reply too long";
     }
+  }
+
+  std::string send_all(detail::socket_t fd, const std::string& out) {
+    for (size_t off = 0; off < out.size();) {
+      auto n = ::send(fd, out.data() + off, detail::io_len(out.size() - off), detail::send_flags);
+      if (n < 0 && detail::interrupted()) continue;
+      if (n <= 0) return "send: " + detail::last_error();
+      off += static_cast<size_t>(n);
+    }
+    return "";
+  }
+
+  // fill reads what the connection has into buf_.
+  std::string fill(detail::socket_t fd) {
+    for (;;) {
+      char tmp[4096];
+      auto n = ::recv(fd, tmp, sizeof tmp, 0);
+      if (n < 0 && detail::interrupted()) continue;
+      if (n == 0) return "queryd closed the connection";
+      if (n < 0) return "recv: " + detail::last_error();
+      buf_.append(tmp, static_cast<size_t>(n));
+      return "";
+    }
+  }
+
+  // dial_http connects to the HTTP feed and pings it: connected once
+  // queryd answers (a wrong token is an error to back off from).
+  std::string dial_http() {
+    std::string hostport = opts_.http;
+    if (hostport.compare(0, 7, "http://") == 0) hostport.erase(0, 7);
+    while (!hostport.empty() && hostport.back() == '/') hostport.pop_back();
+    size_t colon = hostport.rfind(':');
+    if (colon == std::string::npos || colon + 1 == hostport.size()) return "http: want host:port, got " + opts_.http;
+    std::string host = hostport.substr(0, colon), port = hostport.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    std::string err = net_.error();
+    if (!err.empty()) return err;
+    addrinfo hints{}, *res = nullptr;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+    if (rc != 0 || !res) return "http " + hostport + ": " + gai_strerror(rc);
+    err = "http " + hostport + ": no address";
+    detail::socket_t fd = detail::no_socket;
+    for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+      fd = detail::open_socket(ai->ai_family);
+      if (fd == detail::no_socket) {
+        err = "socket: " + detail::last_error();
+        continue;
+      }
+      detail::set_timeouts(fd, opts_.timeout);
+      if (::connect(fd, ai->ai_addr, static_cast<int>(ai->ai_addrlen)) == 0) break;
+      err = "connect " + hostport + ": " + detail::last_error();
+      detail::close_socket(fd);
+      fd = detail::no_socket;
+    }
+    ::freeaddrinfo(res);
+    if (fd == detail::no_socket) return err;
+    host_ = hostport;
+    buf_.clear();
+    std::string reply;
+    err = http_round_trip(fd, "{\"op\":\"ping\"}", reply);
+    if (err.empty() && reply.compare(0, 10, "{\"ok\":true") != 0) err = "queryd refused the ping: " + reply;
+    if (!err.empty()) {
+      detail::close_socket(fd);
+      return "http " + hostport + ": " + err;
+    }
+    fd_.store(fd);
+    return "";
+  }
+
+  // http_round_trip sends a line as its HTTP request (replace: PUT
+  // /v1/state, patch: PATCH /v1/state, ping: POST /v1/ping) and reads the
+  // answer's body; a 401, a 5xx or "Connection: close" end the connection.
+  std::string http_round_trip(detail::socket_t fd, const std::string& line, std::string& reply) {
+    static const std::string replace = "{\"op\":\"replace\",\"state\":", patch = "{\"op\":\"patch\",\"state\":";
+    std::string head = "POST /v1/ping", type = "application/json", body;
+    if (line.compare(0, replace.size(), replace) == 0) {
+      head = "PUT /v1/state";
+      body = line.substr(replace.size(), line.size() - replace.size() - 1);
+    } else if (line.compare(0, patch.size(), patch) == 0) {
+      head = "PATCH /v1/state";
+      type = "application/merge-patch+json";
+      body = line.substr(patch.size(), line.size() - patch.size() - 1);
+    }
+    std::string err = send_all(fd, head + " HTTP/1.1\r\nHost: " + host_ + "\r\nAuthorization: Bearer " + opts_.token +
+                                       "\r\nContent-Type: " + type + "\r\nContent-Length: " +
+                                       std::to_string(body.size()) + "\r\n\r\n" + body);
+    if (!err.empty()) return err;
+    size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (buf_.size() > (64u << 10)) return "answer headers too long";
+      err = fill(fd);
+      if (!err.empty()) return err;
+    }
+    std::string headers = buf_.substr(0, end + 2);
+    buf_.erase(0, end + 4);
+    for (char& c : headers) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (headers.compare(0, 7, "http/1.") != 0 || headers.size() < 12) return "not an HTTP answer";
+    int code = std::atoi(headers.c_str() + 9);
+    size_t cl = headers.find("\r\ncontent-length:");
+    if (cl == std::string::npos) return "HTTP " + std::to_string(code) + " without Content-Length";
+    long long len = std::atoll(headers.c_str() + cl + 17);
+    if (len < 0 || len > (1 << 20)) return "answer too long";
+    while (buf_.size() < static_cast<size_t>(len)) {
+      err = fill(fd);
+      if (!err.empty()) return err;
+    }
+    reply = buf_.substr(0, static_cast<size_t>(len));
+    buf_.erase(0, static_cast<size_t>(len));
+    while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
+    if (code == 401 || code >= 500) return "HTTP " + std::to_string(code) + ": " + reply;
+    if (headers.find("\r\nconnection: close") != std::string::npos) http_close_ = true;
+    return "";
   }
 
   Options opts_;
@@ -397,8 +619,11 @@ class Feed {
   std::deque<std::string> pending_;
   Clock::time_point last_sent_ = Clock::now();
   ErrorHandler on_error_;
-  std::atomic<int> fd_{-1};
+  detail::Net net_;  // Winsock started (WSAStartup) while the Feed lives
+  std::atomic<detail::socket_t> fd_{detail::no_socket};
   std::string buf_;  // reply bytes read past the last line (worker only)
+  std::string host_;  // the HTTP feed's host:port (worker only)
+  bool http_close_ = false;  // the last HTTP answer said "Connection: close" (worker only)
   std::thread worker_;  // last: started once the rest is ready
 };
 
