@@ -78,12 +78,19 @@ func (b *budget) take() bool { return b.left.Add(-1) >= 0 }
 // a 16 MiB JSON in 65,535 parts were kept until the timeout (1 GiB in 3 s).
 // Now every datagram over 1,200 bytes is dropped, and the call says so.
 func TestClientHostileOversizedParts(t *testing.T) {
+	// The 500 datagrams are made before the call: made per request, their
+	// 30 MB (hashed) took the stand-in server longer than the client's
+	// timeout on a loaded machine under -race, and the call saw nothing.
 	data := make([]byte, 60000)
+	parts := make([][]byte, 500)
+	for i := range parts {
+		parts[i] = rawPart(7, MaxJSON, uint16(i), MaxParts, data)
+	}
 	b := newBudget(2000)
 	addr := udpServer(t, func([]byte, netip.AddrPort, []byte) [][]byte {
 		var out [][]byte
-		for i := 0; i < 500 && b.take(); i++ {
-			out = append(out, rawPart(7, MaxJSON, uint16(i), MaxParts, data))
+		for i := 0; i < len(parts) && b.take(); i++ {
+			out = append(out, parts[i])
 		}
 		return out
 	})
