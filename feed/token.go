@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // MinTokenLen is the shortest HTTP feed token accepted, in bytes (after
@@ -31,8 +30,7 @@ func ReadToken(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("token file %s: a %s, want a regular file", path, kindOf(fi))
 	}
-	// O_NOFOLLOW: it cannot have become a link since; O_NONBLOCK: nor a FIFO that blocks the open.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|tokenOpenFlags, 0)
 	if err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
@@ -43,7 +41,7 @@ func ReadToken(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("token file %s: a %s, want a regular file", path, kindOf(fi))
 	}
-	if perm := fi.Mode().Perm(); perm&0o027 != 0 {
+	if perm := fi.Mode().Perm(); tokenModeChecked && perm&0o027 != 0 {
 		return nil, fmt.Errorf("token file %s: mode %04o lets %s; want 0600 or 0640 (chmod 600 %s)", path, uint32(perm), whoMay(perm), path)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
