@@ -186,7 +186,11 @@ func xdpCounts(t *testing.T, d *Daemon, proto string) xdpCount {
 	req := func(outcome string) float64 {
 		return d.Metric(t, fmt.Sprintf(`queryd_xdp_requests_total{outcome=%q,protocol=%q}`, outcome, proto))
 	}
-	return xdpCount{req("answered"), req("challenged"), d.Metric(t, "queryd_xdp_passed_total"), d.Metric(t, "queryd_xdp_resize_failed_total")}
+	var passed float64 // every reason (xdp/doc.go lists them)
+	for _, reason := range []string{"other", "not_local", "martian", "malformed", "vlan", "no_route"} {
+		passed += d.Metric(t, fmt.Sprintf(`queryd_xdp_passed_total{reason=%q}`, reason))
+	}
+	return xdpCount{req("answered"), req("challenged"), passed, d.Metric(t, "queryd_xdp_resize_failed_total")}
 }
 
 // xdpProbe asks the daemon from the client's second address (so that the
