@@ -25,12 +25,10 @@ const (
 	metricMasterGetinfo = quake3.MetricMasterGetinfo
 )
 
-// Outcomes are the per-protocol series of the traffic card, in the page's
-// order: the outcomes of queryd_requests_total, then the payload bytes.
-var Outcomes = []string{
-	"answered", "challenged", "rate_limited", "malformed", "ignored",
-	"unknown", "stale", "forwarded", "panic",
-}
+// Outcomes are the per-protocol outcome series of the traffic card: every
+// outcome of queryd_requests_total, as the responder names them (its one
+// list, so that an outcome it adds, such as "denied", shows on the page).
+var Outcomes = responder.SourceOutcomes[:]
 
 // byteSeries are the traffic series that count bytes.
 var byteSeries = []string{"bytes_in", "bytes_out"}

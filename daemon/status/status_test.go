@@ -166,6 +166,7 @@ func TestStatusJSON(t *testing.T) {
 	s.Sample(t0)
 	f.requests.WithLabelValues("a2s", "answered").Add(100)
 	f.requests.WithLabelValues("a2s", "challenged").Add(10)
+	f.requests.WithLabelValues("a2s", "denied").Add(6)
 	f.bytesOut.WithLabelValues("a2s").Add(2000)
 	f.opened.Add(4)
 	f.packets.WithLabelValues("upstream").Add(50)
@@ -200,7 +201,7 @@ func TestStatusJSON(t *testing.T) {
 		t.Fatalf("traffic rows %v, want demux order then unknown", names)
 	}
 	a2s := r.Traffic.Protocols[1]
-	for series, want := range map[string][]float64{"answered": {0, 50}, "challenged": {0, 5}, "bytes_out": {0, 1000}, "ignored": {0, 0}} {
+	for series, want := range map[string][]float64{"answered": {0, 50}, "challenged": {0, 5}, "denied": {0, 3}, "bytes_out": {0, 1000}, "ignored": {0, 0}} {
 		if !slices.Equal(a2s.PerS[series], want) {
 			t.Errorf("a2s %s per second %v, want %v", series, a2s.PerS[series], want)
 		}
