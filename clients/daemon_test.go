@@ -168,10 +168,10 @@ func (d *daemon) stop() {
 }
 
 // httpAnswers returns how many 200s the HTTP feed has answered since
-// queryd started (queryd_feed_http_responses_total{code="200"}).
+// queryd started (queryd_feed_http_responses_total{code="200",server="main"}).
 func (d *daemon) httpAnswers(t *testing.T) int {
 	t.Helper()
-	return d.metric(t, `queryd_feed_http_responses_total{code="200"}`)
+	return d.metric(t, `queryd_feed_http_responses_total{code="200",server="main"}`)
 }
 
 // metric returns the value of one series on the admin endpoint's /metrics.

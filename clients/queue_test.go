@@ -47,7 +47,7 @@ func queueScenario(t *testing.T, d *daemon, cmd *exec.Cmd, goFile string) {
 	}
 	expect("ready")
 	waitTick(t, d, 0) // its first state answered: nothing more in flight
-	v0 := d.metric(t, "queryd_state_version")
+	v0 := d.metric(t, `queryd_state_version{server="main"}`)
 	d.cmd.Process.Signal(syscall.SIGSTOP)
 	if goFile != "" {
 		os.WriteFile(goFile, nil, 0o600)
@@ -61,7 +61,7 @@ func queueScenario(t *testing.T, d *daemon, cmd *exec.Cmd, goFile string) {
 	d.cmd.Process.Signal(syscall.SIGCONT)
 	waitTick(t, d, 10)
 	time.Sleep(500 * time.Millisecond)
-	changes := d.metric(t, "queryd_state_version") - v0
+	changes := d.metric(t, `queryd_state_version{server="main"}`) - v0
 	t.Logf("10 patches with queryd frozen returned in %v; queryd then took %d changes to the newest state", took.Round(time.Microsecond), changes)
 	if changes < 1 || changes > 3 {
 		t.Errorf("queryd took %d changes for 10 patches through a queue of 2, want 1 to 3 (one in flight, the queue's 2, the rest folded in)", changes)

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/queryd/queryd/netlimit"
-
+	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/netlimit"
 )
 
 // adminServer serves /metrics, /healthz and the status page.
@@ -36,10 +35,10 @@ const (
 
 // newAdmin opens [admin] listen (nil when it is off).
 func (d *Daemon) newAdmin() (part, error) {
-	if !d.cfg.Admin.Listen.IsValid() {
+	if !d.adminOn() {
 		return nil, nil
 	}
-	a, err := startAdmin(d.cfg.Admin.Listen.String(), d)
+	a, err := startAdmin(d.main.Admin.Listen.String(), d)
 	if err != nil {
 		return nil, err
 	}
@@ -62,12 +61,11 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	ln := &netlimit.Listener{Listener: raw, Max: adminMaxConns, Logger: d.log.With("part", "admin")}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
-	if d.status != nil {
-		d.status.Register(mux) // GET /, /status.json (daemon/status)
-	}
+	status.RegisterHost(mux, status.Host{Sampler: d.sampler, Servers: d.serversJSON}) // GET /, /status.json, /servers.json
 	mux.HandleFunc("GET /healthz", d.serveHealthz)
+	mux.HandleFunc("GET /healthz/{server}", d.serveServerHealthz)
 	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1}}
-	a.guard = newAdminGuard(mux, d.cfg.Admin.AllowedHosts, a.shed)
+	a.guard = newAdminGuard(mux, d.main.Admin.AllowedHosts, a.shed)
 	a.srv = &http.Server{
 		Handler:           a.guard,
 		ReadHeaderTimeout: adminReadHeaderTimeout,
@@ -87,26 +85,6 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	}
 	d.log.Info("admin listening", "http", ln.Addr().String())
 	return a, nil
-}
-
-// serveHealthz answers 200 while queryd answers, 503 while it is silent,
-// with the reason and since when.
-func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
-	sl := d.silence.at(time.Now())
-	body := map[string]any{
-		"ok":      !sl.Silent,
-		"version": d.store.Snapshot().Version,
-		"stale":   sl.Silent,
-	}
-	if sl.Silent {
-		body["reason"], body["since"] = sl.Reason, sl.Since.UTC()
-	}
-	b, _ := json.Marshal(body)
-	w.Header().Set("Content-Type", "application/json")
-	if sl.Silent {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
-	w.Write(append(b, '\n'))
 }
 
 // serve serves until Close; another end is the admin listener failing.
@@ -155,40 +133,47 @@ func (a *adminServer) register(reg prometheus.Registerer) error {
 	return nil
 }
 
-// registerStateMetrics exports the state version and feed staleness.
-func registerStateMetrics(reg *prometheus.Registry, d *Daemon) {
+// registerStateMetrics exports the server's state version and feed
+// staleness.
+func registerStateMetrics(reg prometheus.Registerer, s *Server) (err error) {
+	defer func() { // MustRegister panics; a server's start fails instead
+		if r := recover(); r != nil {
+			err = fmt.Errorf("state metrics: %v", r)
+		}
+	}()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_state_version",
 		Help: "Version of the current state snapshot (increases with every accepted feed change).",
-	}, func() float64 { return float64(d.store.Snapshot().Version) }))
+	}, func() float64 { return float64(s.store.Snapshot().Version) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_state_players",
 		Help: "Players in the current state.",
-	}, func() float64 { return float64(len(d.store.Snapshot().Players)) }))
+	}, func() float64 { return float64(len(s.store.Snapshot().Players)) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_silent",
-		Help: "1 while queryd is silent and answers nothing: the feed stale, or the [upstream] game server stale or not yet answered (/healthz says why).",
+		Help: "1 while the server is silent and answers nothing: the feed stale, or the [upstream] game server stale or not yet answered (/healthz says why).",
 	}, func() float64 {
-		if d.silence.silent(time.Now()) {
+		if s.silence.silent(time.Now()) {
 			return 1
 		}
 		return 0
 	}))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_feed_stale",
-		Help: "1 while the feed is stale (queryd is then silent: queryd_silent).",
+		Help: "1 while the feed is stale (the server is then silent: queryd_silent).",
 	}, func() float64 {
-		if d.feed.Stale(time.Now()) {
+		if s.feed.Stale(time.Now()) {
 			return 1
 		}
 		return 0
 	}))
-	registerFeedMetrics(reg, d.feed)
+	registerFeedMetrics(reg, s.feed)
+	return nil
 }
 
 // registerFeedMetrics exports what the feed holds and the connections its
 // limits closed.
-func registerFeedMetrics(reg *prometheus.Registry, f *feed.Server) {
+func registerFeedMetrics(reg prometheus.Registerer, f *feed.Server) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_feed_connections",
 		Help: "Feed connections open ([feed] max_conns caps them).",

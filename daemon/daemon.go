@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -14,13 +15,8 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/dgram"
-	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/module"
-	"github.com/queryd/queryd/relay"
-	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
-	"github.com/queryd/queryd/upstream"
-	"github.com/queryd/queryd/xdp"
 )
 
 // Options are what a daemon is made from.
@@ -33,36 +29,48 @@ type Options struct {
 	Commit  string // for queryd_build_info
 }
 
-// Daemon is one running queryd: the store, the feed, the UDP responder,
-// relay mode, the upstream poller, the protocol handlers and services, and
-// the admin endpoint.
+// Daemon is one running queryd: a host of game servers (Server: each its
+// own store, feed, responder, relay, poller, protocols and services) and
+// what they share: the metrics registry, the challenge issuer and its
+// clock, the admin endpoint and the status page's one sampling tick.
 type Daemon struct {
 	opts   Options
 	log    *slog.Logger
 	reg    *prometheus.Registry
-	store  *state.Store
+	main   *config.Config // the host-wide tables: [admin] [log] [xdp]
 	issuer *challenge.Issuer
-	clock  *dgram.Clock // set per receive batch; read by the issuer and handlers
-	udp    *responder.Server
-	feed   *feed.Server
-	relay  *relay.Relay // nil when relay mode is off
-	// upstream polls the game server for the state; nil without [upstream].
-	upstream *upstream.Poller
-	// silence says whether queryd is silent; everything that answers reads it.
-	silence *silence
-	xdp     *xdp.FastPath // nil when [xdp] is off or the kernel refused it
-	// feedHTTP is the loopback HTTP feed; nil without [feed] http.
-	feedHTTP *feed.HTTPServer
-	admin    *adminServer
-	status   *status.Sampler // the status page's; nil when the admin listener is off
-	sup      *supervisor
-	// pending are the parts New made and Run starts.
-	pending []part
+	// clock is set per receive batch by every server's responder and read
+	// by the issuer and the handlers: one clock for the host, as the
+	// issuer is one (a batch's time is the time, whichever server's).
+	clock *dgram.Clock
+	build status.Build
+	// xdpFor names the server the XDP fast path serves (the first one).
+	xdpFor string
+	// multi: the host runs (or may run) several servers: logs name them.
+	multi bool
 
-	mu     sync.Mutex // guards cfg, protos, unsub during reloads
-	cfg    *config.Config
-	protos []live
-	unsub  func()
+	admin *adminServer
+	tick  *statusTick // nil when the admin listener is off
+	sup   *supervisor // the host's parts: the status tick, the admin listener
+	// pending are the host parts New made and Run starts.
+	pending []part
+	// failures receives a server one of whose parts failed for good.
+	failures chan serverFailure
+
+	// reloadMu serializes what changes the set of servers (a reload, a
+	// server's failure).
+	reloadMu sync.Mutex
+	mu       sync.Mutex // guards servers and down
+	servers  []*Server  // running, in the host's order
+	down     []downServer
+	started  bool // Run has started the servers: those a reload makes start at once
+}
+
+// downServer is a server of the host that does not run: its file was
+// refused, it could not start, or a part of it failed for good.
+type downServer struct {
+	name, path string
+	err        error
 }
 
 // live is a module's running handler.
@@ -71,77 +79,111 @@ type live struct {
 	proto module.Protocol
 }
 
-// New makes a daemon and acquires everything it serves from (the feed
-// socket, the UDP sockets, the relay, the modules' services, the admin
-// listener), failing with the reason if any cannot be had. Nothing answers
-// until Run.
-func New(opts Options) (d *Daemon, err error) {
-	d = &Daemon{opts: opts, cfg: opts.Config, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}}
-	if d.log == nil {
-		d.log = slog.Default()
-	}
-	d.sup = newSupervisor(d.log)
-	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	registerBuildInfo(d.reg, opts.Version, opts.Commit)
-	if d.store, err = state.NewStore(d.cfg.ServerDoc, nil); err != nil {
-		return nil, fmt.Errorf("[server]: %w", err)
-	}
-	if d.issuer, err = challenge.New(d.clock.Now); err != nil {
-		return nil, err
-	}
-	var parts []part
-	defer func() {
-		if err != nil {
-			for i := len(parts) - 1; i >= 0; i-- {
-				closePart(parts[i])
-			}
-		}
-	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newFeedHTTP, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP} {
-		p, err := start()
-		if err != nil {
-			return nil, err
-		}
-		if p != nil {
-			parts = append(parts, p)
-		}
-	}
-	svcs, err := d.newServices()
-	for _, s := range svcs {
-		parts = append(parts, s)
-	}
+// New makes a daemon and acquires everything its servers serve from (each
+// one's feed socket, UDP sockets, relay, modules' services) and the admin
+// listener, failing with the reason if any cannot be had — for a host of
+// several servers, one that cannot start is logged, reported by /healthz
+// and left out; New fails only when none can. Nothing answers until Run.
+func New(opts Options) (_ *Daemon, err error) {
+	spec, err := specOf(opts)
 	if err != nil {
 		return nil, err
 	}
-	if d.status = d.newStatus(); d.status != nil {
-		parts = append(parts, d.status) // started before the admin listener, stopped after it
+	d := &Daemon{opts: opts, main: spec.main, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}, multi: spec.multi}
+	if d.log == nil {
+		d.log = slog.Default()
 	}
-	if p, err := d.newAdmin(); err != nil {
+	d.failures = make(chan serverFailure, 1)
+	d.sup = newSupervisor(d.log)
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerBuildInfo(d.reg, opts.Version, opts.Commit)
+	d.build = readStatusBuild(opts.Version, opts.Commit)
+	if d.issuer, err = challenge.New(d.clock.Now); err != nil {
 		return nil, err
-	} else if p != nil {
-		parts = append(parts, p)
 	}
-	registerStateMetrics(d.reg, d)
-	d.pending = parts
+	defer func() {
+		if err != nil {
+			for i := len(d.pending) - 1; i >= 0; i-- {
+				closePart(d.pending[i])
+			}
+			for _, s := range d.servers {
+				s.stop()
+			}
+		}
+	}()
+	if len(spec.servers) > 0 {
+		d.xdpFor = spec.servers[0].name
+	}
+	if err := d.startServers(spec); err != nil {
+		return nil, err
+	}
+	if d.tick = d.newStatusTick(); d.tick != nil {
+		d.pending = append(d.pending, d.tick) // started before the admin listener, stopped after it
+	}
+	p, err := d.newAdmin()
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		d.pending = append(d.pending, p)
+	}
 	return d, nil
 }
 
-// closePart releases a part that never served.
-func closePart(p part) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	p.Serve(ctx)
+// startServers makes spec's servers. The only server's start failure is
+// the host's; with several, one that cannot start is logged and down, and
+// it fails only when none could.
+func (d *Daemon) startServers(spec *hostSpec) error {
+	var first error
+	for _, ss := range spec.servers {
+		s, err := d.newServer(ss.name, ss.path, ss.cfg)
+		if err != nil {
+			if !d.multi {
+				return err
+			}
+			err = fmt.Errorf("server %s: %w", ss.name, err)
+			first = cmp(first, err)
+			d.log.Error("server cannot start", "server", ss.name, "file", ss.path, "err", err)
+			d.down = append(d.down, downServer{name: ss.name, path: ss.path, err: err})
+			continue
+		}
+		d.servers = append(d.servers, s)
+	}
+	for _, f := range spec.failed {
+		d.log.Error("server file refused: server not started", "server", f.name, "file", f.path, "err", f.err)
+		d.down = append(d.down, downServer{name: f.name, path: f.path, err: f.err})
+	}
+	if len(d.servers) == 0 && first != nil {
+		return first
+	}
+	return nil
+}
+
+// cmp returns a if set, else b.
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // Run serves until ctx is done (nil) or a part fails for good (its error,
-// naming the part), then stops every part. reload receives a value for
-// each SIGHUP.
+// naming the part), then stops every part. A part of one server failing
+// stops that server only while another runs (the log and /healthz say
+// why); the last running server's failure stops the daemon. reload
+// receives a value for each SIGHUP.
 func (d *Daemon) Run(ctx context.Context, reload <-chan struct{}) error {
+	d.mu.Lock()
+	for _, s := range d.servers {
+		s.start(d.failures)
+	}
+	d.started = true
+	d.mu.Unlock()
 	for _, p := range d.pending {
 		d.sup.start(p)
 	}
 	d.pending = nil
-	d.log.Info("queryd started", "version", d.opts.Version, "feed", d.feed.Path(), "protocols", d.Protocols())
+	d.logStarted()
 	notifyReady(d.log, d.Protocols())
 	var err error
 loop:
@@ -154,6 +196,12 @@ loop:
 		case <-ctx.Done():
 			d.log.Info("shutting down")
 			break loop
+		case f := <-d.failures:
+			if d.serverFailed(f) {
+				err = f.err
+				d.log.Error("shutting down: a part failed", "err", err)
+				break loop
+			}
 		case err = <-d.sup.failed():
 			d.log.Error("shutting down: a part failed", "err", err)
 			break loop
@@ -161,26 +209,128 @@ loop:
 	}
 	notifyStopping(d.log)
 	d.sup.stop()
+	d.reloadMu.Lock()
 	d.mu.Lock()
-	closeProtocols(d.protos)
+	servers := d.servers
 	d.mu.Unlock()
+	for i := len(servers) - 1; i >= 0; i-- {
+		servers[i].stop()
+	}
+	d.reloadMu.Unlock()
 	d.log.Info("stopped")
 	return err
 }
 
-// Protocols names the live protocol handlers, in demux order.
-func (d *Daemon) Protocols() []string {
+// logStarted logs the start: the one server's feed and protocols, or each
+// server's.
+func (d *Daemon) logStarted() {
+	if !d.multi {
+		if s := d.first(); s != nil {
+			d.log.Info("queryd started", "version", d.opts.Version, "feed", s.FeedPath(), "protocols", s.Protocols())
+		}
+		return
+	}
+	d.log.Info("queryd started", "version", d.opts.Version, "servers", d.ServerNames(), "down", len(d.downServers()))
+	for _, s := range d.running() {
+		s.log.Info("server started", "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
+	}
+}
+
+// serverFailed stops the failed server and reports whether the daemon
+// must stop: it was the last server running (or the host's only one).
+func (d *Daemon) serverFailed(f serverFailure) bool {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	d.mu.Lock()
+	i := slicesIndex(d.servers, f.s)
+	if i < 0 { // a reload stopped it meanwhile
+		d.mu.Unlock()
+		return false
+	}
+	last := len(d.servers) == 1 || !d.multi
+	if last {
+		d.mu.Unlock()
+		return true
+	}
+	d.servers = append(d.servers[:i:i], d.servers[i+1:]...)
+	d.down = append(d.down, downServer{name: f.s.name, path: f.s.path, err: f.err})
+	d.mu.Unlock()
+	f.s.log.Error("server stopped: a part failed (the other servers run on; SIGHUP starts it again)", "err", f.err)
+	f.s.remove()
+	return false
+}
+
+// slicesIndex is the index of s in ss (-1: absent).
+func slicesIndex(ss []*Server, s *Server) int {
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// running returns the running servers, in the host's order.
+func (d *Daemon) running() []*Server {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	names := make([]string, len(d.protos))
-	for i, p := range d.protos {
-		names[i] = p.name
+	return append([]*Server(nil), d.servers...)
+}
+
+// downServers returns the servers that do not run, and why.
+func (d *Daemon) downServers() []downServer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]downServer(nil), d.down...)
+}
+
+// first returns the host's first running server (nil: none).
+func (d *Daemon) first() *Server {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.servers) == 0 {
+		return nil
+	}
+	return d.servers[0]
+}
+
+// ServerNames names the running servers, in the host's order ("main"
+// first when the main file is a server).
+func (d *Daemon) ServerNames() []string {
+	var names []string
+	for _, s := range d.running() {
+		names = append(names, s.name)
 	}
 	return names
 }
 
-// UDPAddrs returns the bound UDP addresses (useful with port 0).
-func (d *Daemon) UDPAddrs() []netip.AddrPort { return d.udp.Addrs() }
+// Server returns the running server name (nil when absent).
+func (d *Daemon) Server(name string) *Server {
+	for _, s := range d.running() {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Protocols names the first server's live protocol handlers, in demux
+// order.
+func (d *Daemon) Protocols() []string {
+	if s := d.first(); s != nil {
+		return s.Protocols()
+	}
+	return nil
+}
+
+// UDPAddrs returns the first server's bound UDP addresses (useful with
+// port 0).
+func (d *Daemon) UDPAddrs() []netip.AddrPort {
+	if s := d.first(); s != nil {
+		return s.UDPAddrs()
+	}
+	return nil
+}
 
 // AdminAddr returns the admin listener's address, or "" when it is off.
 func (d *Daemon) AdminAddr() string {
@@ -190,11 +340,28 @@ func (d *Daemon) AdminAddr() string {
 	return d.admin.ln.Addr().String()
 }
 
-// FeedPath returns the feed socket's path.
-func (d *Daemon) FeedPath() string { return d.feed.Path() }
+// FeedPath returns the first server's feed socket path.
+func (d *Daemon) FeedPath() string {
+	if s := d.first(); s != nil {
+		return s.FeedPath()
+	}
+	return ""
+}
 
-// Snapshot returns the current state snapshot.
-func (d *Daemon) Snapshot() *state.Snapshot { return d.store.Snapshot() }
+// Snapshot returns the first server's current state snapshot.
+func (d *Daemon) Snapshot() *state.Snapshot {
+	if s := d.first(); s != nil {
+		return s.Snapshot()
+	}
+	return nil
+}
 
-// Registry returns the daemon's metrics registry.
+// Registry returns the daemon's metrics registry (every server's series
+// labelled server="NAME").
 func (d *Daemon) Registry() *prometheus.Registry { return d.reg }
+
+// adminOn reports whether the admin listener is configured.
+func (d *Daemon) adminOn() bool { return d.main.Admin.Listen.IsValid() }
+
+// errNoServer is the answer for a server name the host does not run.
+var errNoServer = errors.New("no such server")

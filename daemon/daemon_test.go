@@ -135,7 +135,7 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`queryd_requests_total{outcome="answered",protocol="echo"} 1`, "queryd_state_version 1", "go_goroutines"} {
+	for _, want := range []string{`queryd_requests_total{outcome="answered",protocol="echo",server="main"} 1`, `queryd_state_version{server="main"} 1`, "go_goroutines"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

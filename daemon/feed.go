@@ -11,8 +11,8 @@ import (
 
 // newFeed creates the feed socket (in queryd's own private folder when the
 // path is the default one).
-func (d *Daemon) newFeed() (part, error) {
-	c := d.cfg
+func (s *Server) newFeed() (part, error) {
+	c := s.cfg
 	sock := c.FeedSocket()
 	if c.Feed.Socket == "" {
 		// The default folder may be in /tmp: make it, or refuse one that
@@ -29,27 +29,27 @@ func (d *Daemon) newFeed() (part, error) {
 		MaxConns:    c.Feed.MaxConns,
 		MaxBuffered: int64(c.Feed.MaxBuffered),
 		LineTimeout: time.Duration(c.Feed.LineTimeout),
-		Peer:        d.peerFunc(),
-		Logger:      d.log.With("part", "feed"),
-	}, d.store)
+		Peer:        s.peerFunc(),
+		Logger:      s.log.With("part", "feed"),
+	}, s.store)
 	if err != nil {
 		return nil, err
 	}
-	d.feed = f
+	s.feed = f
 	return funcPart{name: "feed", serve: f.Serve, stop: f.Close}, nil
 }
 
 // peerFunc answers the feed's {"op":"peer","port":N,"addr":"IP"} in relay
 // mode (nil when relay mode is off: the feed then says so).
-func (d *Daemon) peerFunc() func(port int, addr netip.Addr) (string, string, error) {
-	if d.cfg.Relay.Upstream == "" {
+func (s *Server) peerFunc() func(port int, addr netip.Addr) (string, string, error) {
+	if s.cfg.Relay.Upstream == "" {
 		return nil
 	}
 	return func(port int, addr netip.Addr) (string, string, error) {
-		if d.relay == nil {
+		if s.relay == nil {
 			return "", "", fmt.Errorf("relay not started")
 		}
-		ap, local, err := d.relay.Peer(port, addr)
+		ap, local, err := s.relay.Peer(port, addr)
 		if err != nil {
 			return "", "", err
 		}

@@ -10,43 +10,39 @@ import (
 
 // newFeedHTTP opens [feed] http, the loopback HTTP feed (nil when it is
 // off). It serves the same messages as the feed socket, through it.
-func (d *Daemon) newFeedHTTP() (part, error) {
-	c := d.cfg.Feed
+func (s *Server) newFeedHTTP() (part, error) {
+	c := s.cfg.Feed
 	if !c.HTTP.IsValid() {
 		return nil, nil
 	}
-	h, err := d.feed.ListenHTTP(feed.HTTPConfig{Addr: c.HTTP, TokenFile: c.HTTPTokenFile, MaxConns: c.HTTPMaxConns})
+	h, err := s.feed.ListenHTTP(feed.HTTPConfig{Addr: c.HTTP, TokenFile: c.HTTPTokenFile, MaxConns: c.HTTPMaxConns})
 	if err != nil {
 		return nil, err
 	}
-	d.feedHTTP = h
-	registerFeedHTTPMetrics(d.reg, h)
+	s.feedHTTP = h
+	registerFeedHTTPMetrics(s.reg, h)
 	return funcPart{name: "feed-http", serve: h.Serve, stop: h.Close}, nil
 }
 
-// FeedHTTPAddr returns the HTTP feed's address, or "" when it is off.
-func (d *Daemon) FeedHTTPAddr() string {
-	if d.feedHTTP == nil {
-		return ""
-	}
-	return d.feedHTTP.Addr().String()
-}
+// FeedHTTPAddr returns the first server's HTTP feed address, or "" when
+// it is off.
+func (d *Daemon) FeedHTTPAddr() string { return d.first().FeedHTTPAddr() }
 
 // reloadFeedToken reads the HTTP feed's token file again (SIGHUP); a file
 // that is no longer valid is logged and the token in use kept.
-func (d *Daemon) reloadFeedToken() {
-	if d.feedHTTP == nil {
+func (s *Server) reloadFeedToken() {
+	if s.feedHTTP == nil {
 		return
 	}
-	if err := d.feedHTTP.ReloadToken(); err != nil {
-		d.log.Error("SIGHUP: keeping the HTTP feed's token", "err", err)
+	if err := s.feedHTTP.ReloadToken(); err != nil {
+		s.log.Error("SIGHUP: keeping the HTTP feed's token", "err", err)
 		return
 	}
-	d.log.Info("SIGHUP: HTTP feed token read again")
+	s.log.Info("SIGHUP: HTTP feed token read again")
 }
 
 // registerFeedHTTPMetrics exports the HTTP feed's connections and answers.
-func registerFeedHTTPMetrics(reg *prometheus.Registry, h *feed.HTTPServer) {
+func registerFeedHTTPMetrics(reg prometheus.Registerer, h *feed.HTTPServer) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "queryd_feed_http_connections",
 		Help: "HTTP feed connections open now (at most [feed] http_max_conns).",

@@ -11,35 +11,35 @@ import (
 )
 
 // env is what module name may use, for the config c.
-func (d *Daemon) env(c *config.Config, name string) module.Env {
+func (s *Server) env(c *config.Config, name string) module.Env {
 	e := module.Env{
-		Issuer:    d.issuer,
-		Now:       d.clock.Now,
-		Log:       d.log.With("protocol", name),
-		Registry:  d.reg,
+		Issuer:    s.host.issuer,
+		Now:       s.host.clock.Now,
+		Log:       s.log.With("protocol", name),
+		Registry:  s.reg,
 		Listen:    c.Listen.UDP,
 		Base:      c.ServerDoc,
-		Subscribe: d.store.Subscribe,
-		Stale:     d.silence.silent,
+		Subscribe: s.store.Subscribe,
+		Stale:     s.silence.silent,
 	}
-	if d.udp != nil {
-		e.SendTo = d.udp.SendTo
+	if s.udp != nil {
+		e.SendTo = s.udp.SendTo
 	}
-	if d.relay != nil {
-		e.RelayUpstream = d.relay.Upstream()
+	if s.relay != nil {
+		e.RelayUpstream = s.relay.Upstream()
 	}
 	return e
 }
 
 // buildProtocols makes the enabled modules' handlers for c, in demux order.
-func (d *Daemon) buildProtocols(c *config.Config) ([]live, error) {
+func (s *Server) buildProtocols(c *config.Config) ([]live, error) {
 	var out []live
-	for _, m := range d.opts.Modules {
+	for _, m := range s.host.opts.Modules {
 		sec := c.Section(m.Name())
 		if sec == nil || !sec.On() {
 			continue
 		}
-		p, err := m.Build(sec, d.env(c, m.Name()))
+		p, err := m.Build(sec, s.env(c, m.Name()))
 		if err != nil {
 			closeProtocols(out)
 			return nil, fmt.Errorf("[%s]: %w", m.Name(), err)
@@ -52,28 +52,28 @@ func (d *Daemon) buildProtocols(c *config.Config) ([]live, error) {
 // swapProtocols makes protos the live handlers: they are subscribed to the
 // store (and so encoded for the current snapshot) before the responder
 // uses them; the handlers they replace are closed.
-func (d *Daemon) swapProtocols(protos []live) {
-	unsub := d.store.Subscribe(func(s *state.Snapshot) {
+func (s *Server) swapProtocols(protos []live) {
+	unsub := s.store.Subscribe(func(snap *state.Snapshot) {
 		for _, p := range protos {
-			p.proto.Update(s)
+			p.proto.Update(snap)
 		}
-		if d.xdp != nil {
-			d.xdp.Changed() // after the updates: it reads the new replies
+		if s.fast != nil {
+			s.fast.Changed() // after the updates: it reads the new replies
 		}
 	})
 	hs := make([]responder.Handler, len(protos))
 	for i, p := range protos {
 		hs[i] = p.proto
 	}
-	d.udp.SetHandlers(hs...)
-	if d.xdp != nil {
-		d.xdp.SetProtocols(protocolsOf(protos))
+	s.udp.SetHandlers(hs...)
+	if s.fast != nil {
+		s.fast.SetProtocols(protocolsOf(protos))
 	}
-	if d.unsub != nil {
-		d.unsub()
+	if s.unsub != nil {
+		s.unsub()
 	}
-	old := d.protos
-	d.protos, d.unsub = protos, unsub
+	old := s.protos
+	s.protos, s.unsub = protos, unsub
 	closeProtocols(old)
 }
 
@@ -89,11 +89,11 @@ func closeProtocols(protos []live) {
 
 // current returns a function giving the live handler of module name (nil
 // while it is disabled).
-func (d *Daemon) current(name string) func() module.Protocol {
+func (s *Server) current(name string) func() module.Protocol {
 	return func() module.Protocol {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		for _, p := range d.protos {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, p := range s.protos {
 			if p.name == name {
 				return p.proto
 			}
@@ -105,10 +105,10 @@ func (d *Daemon) current(name string) func() module.Protocol {
 // newServices makes the modules' services (once, at start). Every
 // Servicer is asked, enabled or not: a module may run a service while its handler is
 // off (Quake 3's heartbeats in relay mode), and decides so itself.
-func (d *Daemon) newServices() ([]part, error) {
+func (s *Server) newServices() ([]part, error) {
 	var out []part
-	for _, m := range d.opts.Modules {
-		sec := d.cfg.Section(m.Name())
+	for _, m := range s.host.opts.Modules {
+		sec := s.cfg.Section(m.Name())
 		if sec == nil {
 			continue
 		}
@@ -116,9 +116,9 @@ func (d *Daemon) newServices() ([]part, error) {
 		if !ok {
 			continue
 		}
-		svcs, err := sm.Services(sec, d.env(d.cfg, m.Name()), d.current(m.Name()))
-		for _, s := range svcs {
-			out = append(out, s)
+		svcs, err := sm.Services(sec, s.env(s.cfg, m.Name()), s.current(m.Name()))
+		for _, sv := range svcs {
+			out = append(out, sv)
 		}
 		if err != nil {
 			return out, fmt.Errorf("[%s]: %w", m.Name(), err)

@@ -4,57 +4,132 @@ import (
 	"github.com/queryd/queryd/config"
 )
 
-// Reload reads the config file again. A config that fails to load (or
-// whose [server] does not fit the fed state) is logged and the running one
-// kept. [server], [limits] and the protocol sections take effect; what
-// config.RestartKeys names — [listen], [feed], [admin], [relay], [upstream],
-// [log], [xdp] and the modules' restart keys — needs a restart (the log says
-// which). The HTTP feed's token file is read again, whatever the config.
+// Reload reads the config files again. A main file that fails to load is
+// logged and every running config kept. Then each server file applies on
+// its own: a new one starts that server, a removed one stops it (its
+// services' flatline, its sockets closed), a changed one reloads as below,
+// and one that fails to load keeps that server's running config (logged;
+// /healthz names it while it did not start).
+//
+// A server's reload: a config that fails to load (or whose [server] does
+// not fit the fed state) is logged and the running one kept. [server],
+// [limits] and the protocol sections take effect; what config.RestartKeys
+// names — [listen], [feed], [admin], [relay], [upstream], [log], [xdp] and
+// the modules' restart keys — needs a restart (the log says which). The
+// HTTP feed's token file is read again, whatever the config.
 func (d *Daemon) Reload() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.reloadFeedToken()
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	for _, s := range d.running() {
+		s.reloadFeedToken()
+	}
 	if d.opts.Path == "" {
 		d.log.Info("SIGHUP: running on the embedded config; nothing to reload")
 		return
 	}
-	nc, err := config.Load(d.opts.Path, modulesOf(d.opts.Modules)...)
+	spec, err := d.loadSpec()
 	if err != nil {
 		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
 	}
+	d.apply(spec)
+}
+
+// apply makes the running servers spec's (reloadMu held).
+func (d *Daemon) apply(spec *hostSpec) {
+	running := map[string]*Server{}
+	for _, s := range d.running() {
+		running[s.name] = s
+	}
+	named := map[string]bool{}
+	var next []*Server
+	var down []downServer
+	for _, f := range spec.failed {
+		named[f.name] = true
+		if s := running[f.name]; s != nil {
+			s.log.Error("SIGHUP: server file rejected; keeping its running config", "server", f.name, "err", f.err)
+			continue
+		}
+		d.log.Error("SIGHUP: server file refused: server not started", "server", f.name, "file", f.path, "err", f.err)
+		down = append(down, f)
+	}
+	for _, ss := range spec.servers {
+		named[ss.name] = true
+		if s := running[ss.name]; s != nil {
+			s.reload(ss.cfg)
+			next = append(next, s)
+			continue
+		}
+		s, err := d.newServer(ss.name, ss.path, ss.cfg)
+		if err != nil {
+			d.log.Error("SIGHUP: server cannot start", "server", ss.name, "file", ss.path, "err", err)
+			down = append(down, downServer{name: ss.name, path: ss.path, err: err})
+			continue
+		}
+		next = append(next, s)
+		d.mu.Lock()
+		if d.started {
+			s.start(d.failures)
+		}
+		d.mu.Unlock()
+		s.log.Info("SIGHUP: server started", "server", ss.name, "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
+	}
+	for _, f := range spec.failed { // kept running on their last good config
+		if s := running[f.name]; s != nil {
+			next = append(next, s)
+		}
+	}
+	var gone []*Server
+	for name, s := range running {
+		if !named[name] {
+			gone = append(gone, s)
+		}
+	}
+	d.mu.Lock()
+	d.servers, d.down = next, down
+	d.mu.Unlock()
+	for _, s := range gone {
+		s.remove()
+		s.log.Info("SIGHUP: server removed: stopped", "server", s.name)
+	}
+}
+
+// reload applies the server's new config nc (see Reload).
+func (s *Server) reload(nc *config.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if why, err := FitDescriptors(nc); err == nil && why != "" {
-		d.log.Warn("SIGHUP: " + why)
+		s.log.Warn("SIGHUP: " + why)
 	}
-	protos, err := d.buildProtocols(nc)
+	protos, err := s.buildProtocols(nc)
 	if err != nil {
-		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
+		s.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
 	}
-	if err := d.store.SetBase(nc.ServerDoc); err != nil {
+	if err := s.store.SetBase(nc.ServerDoc); err != nil {
 		closeProtocols(protos)
-		d.log.Error("SIGHUP: [server] does not fit the fed state; keeping the running config", "err", err)
+		s.log.Error("SIGHUP: [server] does not fit the fed state; keeping the running config", "err", err)
 		return
 	}
-	if err := d.udp.SetLimits(d.pathLimits(nc)); err != nil {
-		d.log.Error("SIGHUP: limits rejected", "err", err)
-	} else if d.xdp != nil {
-		d.xdp.SetLimits(d.pathLimits(nc))
+	if err := s.udp.SetLimits(s.pathLimits(nc)); err != nil {
+		s.log.Error("SIGHUP: limits rejected", "err", err)
+	} else if s.fast != nil {
+		s.fast.SetLimits(s.pathLimits(nc))
 	}
-	d.udp.SetDeny(nc.Limits.DenyList())
-	if d.xdp != nil {
-		d.xdp.SetDeny(nc.Limits.DenyList())
+	s.udp.SetDeny(nc.Limits.DenyList())
+	if s.fast != nil {
+		s.fast.SetDeny(nc.Limits.DenyList())
 	}
-	d.swapProtocols(protos)
-	for _, k := range nc.RestartKeys(d.cfg) {
-		d.log.Warn("SIGHUP: change needs a restart to take effect", "key", k)
+	s.swapProtocols(protos)
+	for _, k := range nc.RestartKeys(s.cfg) {
+		s.log.Warn("SIGHUP: change needs a restart to take effect", "key", k)
 	}
-	d.cfg = nc
+	s.cfg = nc
 	names := make([]string, len(protos))
 	for i, p := range protos {
 		names[i] = p.name
 	}
-	d.log.Info("SIGHUP: config reloaded", "protocols", names)
+	s.log.Info("SIGHUP: config reloaded", "protocols", names)
 }
 
 // modulesOf returns the modules as the config sees them.

@@ -119,19 +119,20 @@ func (s *silence) from() time.Time { return s.at(time.Now()).From() }
 
 // newSilence makes the daemon's silence value over the feed and the
 // poller (made before it); it is no part of its own (nil part).
-func (d *Daemon) newSilence() (part, error) {
-	s := &silence{
-		after:     time.Duration(d.cfg.Feed.StaleAfter),
+func (s *Server) newSilence() (part, error) {
+	sl := &silence{
+		after:     time.Duration(s.cfg.Feed.StaleAfter),
 		start:     time.Now(),
-		feedStale: d.feed.Stale,
-		lastFed:   d.feed.LastFed,
+		feedStale: s.feed.Stale,
+		lastFed:   s.feed.LastFed,
 	}
-	if d.upstream != nil {
-		s.upStale, s.lastAnswer = d.upstream.Stale, d.upstream.LastAnswer
+	if s.upstream != nil {
+		sl.upStale, sl.lastAnswer = s.upstream.Stale, s.upstream.LastAnswer
 	}
-	d.silence = s
+	s.silence = sl
 	return nil, nil
 }
 
-// Silence returns whether queryd is silent now, why and since when.
-func (d *Daemon) Silence() Silence { return d.silence.at(time.Now()) }
+// Silence returns whether the first server is silent now, why and since
+// when.
+func (d *Daemon) Silence() Silence { return d.first().Silence() }

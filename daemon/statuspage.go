@@ -8,32 +8,34 @@ import (
 	"github.com/queryd/queryd/daemon/status"
 )
 
-// newStatus makes the status page's sampler (nil when the admin listener
-// is off: the page is served there).
-func (d *Daemon) newStatus() *status.Sampler {
-	if !d.cfg.Admin.Listen.IsValid() {
+// newStatus makes the server's status page sampler (nil when the admin
+// listener is off: the page is served there). It reads the server's share
+// of the host registry's gather (s.gather), which the host's one status
+// tick sets for every server before sampling it.
+func (s *Server) newStatus() *status.Sampler {
+	if !s.host.adminOn() {
 		return nil
 	}
 	src := status.Source{
-		Snapshot:     d.store.Snapshot,
-		Protocols:    d.Protocols,
-		Listen:       d.udp.Addrs,
-		FeedConns:    func() int { return d.feed.Stats().Open },
-		LastFed:      d.feed.LastFed,
-		StaleAfter:   time.Duration(d.cfg.Feed.StaleAfter),
-		Silence:      func(now time.Time) status.Silence { return d.silence.at(now).page() },
-		Gatherer:     d.reg,
-		UnprovenUse:  d.udp.UnprovenUse,
-		DrainSources: d.udp.DrainSources,
-		Build:        readStatusBuild(d.opts.Version, d.opts.Commit),
+		Snapshot:     s.store.Snapshot,
+		Protocols:    s.Protocols,
+		Listen:       s.udp.Addrs,
+		FeedConns:    func() int { return s.feed.Stats().Open },
+		LastFed:      s.feed.LastFed,
+		StaleAfter:   time.Duration(s.cfg.Feed.StaleAfter),
+		Silence:      func(now time.Time) status.Silence { return s.silence.at(now).page() },
+		Gatherer:     &s.gather,
+		UnprovenUse:  s.udp.UnprovenUse,
+		DrainSources: s.udp.DrainSources,
+		Build:        s.host.build,
 	}
-	if d.upstream != nil {
-		src.Upstream = d.upstream.Status
+	if s.upstream != nil {
+		src.Upstream = s.upstream.Status
 	}
-	if d.xdp != nil {
-		src.FastSources = d.xdp.DrainSources // the sources the program answered
+	if s.fast != nil {
+		src.FastSources = s.fast.DrainSources // the sources the program answered
 	}
-	return status.New(src, d.log.With("part", "status"))
+	return status.New(src, s.log.With("part", "status"))
 }
 
 // page is s as the status page reads it.
@@ -81,5 +83,3 @@ func statusBuild(version, commit string, bi *debug.BuildInfo) status.Build {
 	}
 	return out
 }
-
-var _ part = (*status.Sampler)(nil)

@@ -10,35 +10,35 @@ import (
 )
 
 // newRelay makes the relay when [relay] upstream is set (nil otherwise).
-func (d *Daemon) newRelay() (part, error) {
-	rc := d.cfg.Relay
+func (s *Server) newRelay() (part, error) {
+	rc := s.cfg.Relay
 	if rc.Upstream == "" {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	up, err := d.cfg.RelayUpstream(ctx)
+	up, err := s.cfg.RelayUpstream(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cfg := rc.RelayConfig(up)
-	cfg.Logger, cfg.Registry = d.log.With("part", "relay"), d.reg
+	cfg.Logger, cfg.Registry = s.log.With("part", "relay"), s.reg
 	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	d.relay = r
-	d.log.Info("relay mode", "upstream", r.Upstream())
+	s.relay = r
+	s.log.Info("relay mode", "upstream", r.Upstream())
 	return bgPart{name: "relay", stop: r.Close}, nil
 }
 
 // newUDP opens the UDP sockets with the modules' handlers.
-func (d *Daemon) newUDP() (part, error) {
-	protos, err := d.buildProtocols(d.cfg)
+func (s *Server) newUDP() (part, error) {
+	protos, err := s.buildProtocols(s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	c := d.cfg
+	c := s.cfg
 	rc := responder.Config{
 		Listen:     c.Listen.UDP,
 		Socket:     string(c.Listen.Socket),
@@ -47,22 +47,22 @@ func (d *Daemon) newUDP() (part, error) {
 		DisableGSO: !c.Listen.GSO,
 		Limits:     limitsOf(c),
 		Deny:       c.Limits.DenyList(),
-		Silent:     d.silence.silent,
-		Clock:      d.clock,
-		Logger:     d.log.With("part", "udp"),
-		Registry:   d.reg,
+		Silent:     s.silence.silent,
+		Clock:      s.host.clock,
+		Logger:     s.log.With("part", "udp"),
+		Registry:   s.reg,
 	}
-	if d.relay != nil {
-		rc.Forward = d.relay
+	if s.relay != nil {
+		rc.Forward = s.relay
 	}
-	if d.udp, err = responder.New(rc); err != nil {
+	if s.udp, err = responder.New(rc); err != nil {
 		return nil, err
 	}
-	d.swapProtocols(protos)
-	if err := d.udp.Listen(); err != nil {
+	s.swapProtocols(protos)
+	if err := s.udp.Listen(); err != nil {
 		return nil, err
 	}
-	return bgPart{name: "udp", start: d.udp.Start, stop: d.udp.Close}, nil
+	return bgPart{name: "udp", start: s.udp.Start, stop: s.udp.Close}, nil
 }
 
 func limitsOf(c *config.Config) responder.Limits {

@@ -13,15 +13,15 @@ import (
 // newUpstream makes the poller of the game server queryd takes the state
 // from when [upstream] is on (nil otherwise): its answers are the store's
 // upstream layer, between [server] and the feed.
-func (d *Daemon) newUpstream() (part, error) {
-	c := d.cfg
+func (s *Server) newUpstream() (part, error) {
+	c := s.cfg
 	u := c.Upstream
 	if !u.On() {
 		return nil, nil
 	}
 	var addr netip.AddrPort
-	if u.Address == "" && d.relay != nil {
-		addr = d.relay.Upstream() // [relay] upstream, resolved and checked
+	if u.Address == "" && s.relay != nil {
+		addr = s.relay.Upstream() // [relay] upstream, resolved and checked
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -30,7 +30,7 @@ func (d *Daemon) newUpstream() (part, error) {
 			return nil, err
 		}
 	}
-	poller := d.poller(string(u.Protocol))
+	poller := s.host.poller(string(u.Protocol))
 	if poller == nil { // config.Parse checked the name against the same modules
 		return nil, fmt.Errorf("[upstream] protocol %q: no module can poll in it", u.Protocol)
 	}
@@ -40,18 +40,18 @@ func (d *Daemon) newUpstream() (part, error) {
 		Interval:    time.Duration(u.Interval),
 		Timeout:     time.Duration(u.Timeout),
 		StaleAfter:  time.Duration(c.Feed.StaleAfter),
-		OwnGamePort: d.relay != nil,
+		OwnGamePort: s.relay != nil,
 		Publish: func(doc map[string]any) error {
-			_, err := d.store.SetUpstream(doc)
+			_, err := s.store.SetUpstream(doc)
 			return err
 		},
-		Logger:   d.log.With("part", "upstream"),
-		Registry: d.reg,
+		Logger:   s.log.With("part", "upstream"),
+		Registry: s.reg,
 	})
 	if err != nil {
 		return nil, err
 	}
-	d.upstream = p
+	s.upstream = p
 	return p, nil
 }
 

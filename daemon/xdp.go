@@ -11,36 +11,36 @@ import (
 // It never fails the start: when the kernel refuses (no CAP_BPF or
 // CAP_NET_ADMIN, no XDP, an unknown interface), queryd logs why and serves
 // on the socket path.
-func (d *Daemon) newXDP() (part, error) {
-	c := d.cfg.XDP
+func (s *Server) newXDP() (part, error) {
+	c := s.cfg.XDP
 	if len(c.Interfaces) == 0 {
 		return nil, nil
 	}
-	lim := shareLimits(limitsOf(d.cfg))
+	lim := shareLimits(limitsOf(s.cfg))
 	f, err := xdp.New(xdp.Config{
 		Interfaces: c.Interfaces,
 		Mode:       xdpModes[c.Mode],
-		Listen:     d.udp.Addrs(),
-		Issuer:     d.issuer,
+		Listen:     s.udp.Addrs(),
+		Issuer:     s.host.issuer,
 		Limits:     lim,
-		Deny:       d.cfg.Limits.DenyList(),
-		SilentFrom: d.silence.from,
-		Logger:     d.log.With("part", "xdp"),
-		Registry:   d.reg,
+		Deny:       s.cfg.Limits.DenyList(),
+		SilentFrom: s.silence.from,
+		Logger:     s.log.With("part", "xdp"),
+		Registry:   s.host.reg,
 	})
 	if err != nil {
-		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
+		s.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}
-	if err := d.udp.SetLimits(lim); err != nil {
+	if err := s.udp.SetLimits(lim); err != nil {
 		closePart(f)
 		return nil, err
 	}
-	d.xdp = f
-	d.log.Info("XDP fast path on: the socket path and the program each get half of [limits]",
+	s.fast = f
+	s.log.Info("XDP fast path on: the socket path and the program each get half of [limits]",
 		"per_ip_rate", lim.PerIPRate, "per_ip_burst", lim.PerIPBurst, "unproven_rate", lim.UnprovenRate, "unproven_burst", lim.UnprovenBurst)
-	d.udp.AddCounts(f)
-	f.SetProtocols(protocolsOf(d.protos))
+	s.udp.AddCounts(f)
+	f.SetProtocols(protocolsOf(s.protos))
 	return f, nil
 }
 
@@ -77,8 +77,8 @@ func shareLimits(l responder.Limits) responder.Limits {
 
 // pathLimits are the budgets of each path for config c: [limits], or its
 // half while the fast path is attached.
-func (d *Daemon) pathLimits(c *config.Config) responder.Limits {
-	if d.xdp != nil {
+func (s *Server) pathLimits(c *config.Config) responder.Limits {
+	if s.fast != nil {
 		return shareLimits(limitsOf(c))
 	}
 	return limitsOf(c)

@@ -69,8 +69,8 @@ func checkSplitsSentWithGSO(t *testing.T, d *Daemon) {
 	if !kernelHasUDPSegment(t) {
 		t.Skip("no UDP_SEGMENT on this system: queryd sends split replies datagram by datagram")
 	}
-	sends := d.Metric(t, "queryd_gso_sends_total")
-	refused := d.Metric(t, `queryd_socket_errors_total{op="gso_refused"}`)
+	sends := d.Metric(t, `queryd_gso_sends_total{server="main"}`)
+	refused := d.Metric(t, `queryd_socket_errors_total{op="gso_refused",server="main"}`)
 	t.Logf("GSO sends %v, refused %v", sends, refused)
 	if sends < 1 || refused != 0 {
 		t.Fatalf("GSO sends %v, refused %v: want the split replies sent as GSO sends, none refused", sends, refused)

@@ -105,7 +105,7 @@ func waitSilentReason(t *testing.T, d *Daemon, reason string) map[string]any {
 	if res.StatusCode != http.StatusServiceUnavailable || h["reason"] != reason {
 		t.Errorf("/healthz: %d %v, want 503 with reason %q", res.StatusCode, h, reason)
 	}
-	if v := d.Metric(t, "queryd_silent"); v != 1 {
+	if v := d.Metric(t, `queryd_silent{server="main"}`); v != 1 {
 		t.Errorf("queryd_silent = %v, want 1", v)
 	}
 	return statusJSON(t, d)

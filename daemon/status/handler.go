@@ -2,8 +2,10 @@ package status
 
 import (
 	"embed"
+	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 //go:embed page
@@ -19,10 +21,18 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // style, and GET /status.json. The admin listener serves them behind its
 // Host check with the headers below on every response (Headers).
 func (s *Sampler) Register(mux *http.ServeMux) {
-	mux.Handle("GET /{$}", file("page/index.html", "text/html; charset=utf-8"))
-	mux.Handle("GET /status.js", file("page/status.js", "text/javascript; charset=utf-8"))
-	mux.Handle("GET /status.css", file("page/status.css", "text/css; charset=utf-8"))
-	mux.HandleFunc("GET /status.json", s.serveJSON)
+	RegisterHost(mux, Host{
+		Sampler: func(name string) *Sampler {
+			if name != "" {
+				return nil
+			}
+			return s
+		},
+		Servers: func() []byte {
+			b, _ := json.Marshal(ServerList{Schema: SchemaVersion, Now: time.Now().UTC(), Servers: []Row{s.Row("main", time.Now())}})
+			return append(b, '\n')
+		},
+	})
 }
 
 // Headers sets the security headers of every admin response: the page's
@@ -50,7 +60,11 @@ func file(name, contentType string) http.Handler {
 // serveJSON serves the document the last sample encoded: a request costs
 // a write, however many clients ask.
 func (s *Sampler) serveJSON(w http.ResponseWriter, r *http.Request) {
-	b := s.JSON()
+	writeJSON(w, s.JSON())
+}
+
+// writeJSON writes the encoded document b.
+func writeJSON(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)

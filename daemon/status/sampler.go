@@ -34,9 +34,13 @@ type Sampler struct {
 	drained  []responder.SourceCount // reused for every drain
 	warned   time.Time               // the last warning about the metrics
 
-	// encoded is /status.json as of the last sample: encoded once a
-	// sample, served as it is to every request until the next.
-	encoded atomic.Pointer[[]byte]
+	// encoded is /status.json as of the last sample: encoded on the first
+	// request after a sample (at most once a sample, and not at all for
+	// the servers of a host nobody looks at), served as it is to every
+	// request until the next; nil until then.
+	encoded   atomic.Pointer[[]byte]
+	encMu     sync.Mutex // held while encoding; guards sampledAt
+	sampledAt time.Time
 }
 
 // protoSeries are one protocol's per-second rates and totals.
@@ -93,12 +97,16 @@ func (s *Sampler) Serve(ctx context.Context) error {
 
 // Sample takes one sample at now: the counters' rates since the last one,
 // the unproven budget's use, the heartbeats' times and the second's
-// busiest sources; then it encodes /status.json as of now, which every
-// request until the next sample is served. Serve calls it; calls must not
+// busiest sources; the first request after it encodes /status.json as of
+// now, which every request until the next sample is served. Serve (or
+// the daemon's one tick over a host's servers) calls it; calls must not
 // overlap.
 func (s *Sampler) Sample(now time.Time) {
 	s.sample(now)
-	s.encode(now)
+	s.encMu.Lock()
+	s.sampledAt = now
+	s.encoded.Store(nil)
+	s.encMu.Unlock()
 }
 
 // encode makes /status.json as of now the bytes served.
@@ -113,13 +121,22 @@ func (s *Sampler) encode(now time.Time) []byte {
 	return b
 }
 
-// JSON returns /status.json as of the last sample (encoded now when there
+// JSON returns /status.json as of the last sample (as of now when there
 // was none yet).
 func (s *Sampler) JSON() []byte {
 	if b := s.encoded.Load(); b != nil {
 		return *b
 	}
-	return s.encode(time.Now())
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	if b := s.encoded.Load(); b != nil {
+		return *b
+	}
+	at := s.sampledAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return s.encode(at)
 }
 
 func (s *Sampler) sample(now time.Time) {

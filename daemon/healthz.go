@@ -1,0 +1,99 @@
+package daemon
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+)
+
+// serverHealth is one server's answer in /healthz and /healthz/NAME.
+type serverHealth struct {
+	OK      bool       `json:"ok"`
+	Version uint64     `json:"version"`
+	Stale   bool       `json:"stale"`
+	Reason  string     `json:"reason,omitempty"` // why it is silent, or "down" when it does not run
+	Since   *time.Time `json:"since,omitempty"`
+	Error   string     `json:"error,omitempty"` // why it does not run (its file refused, its start or a part failed)
+}
+
+// health is server s's health at now.
+func (s *Server) health(now time.Time) serverHealth {
+	sl := s.silence.at(now)
+	h := serverHealth{OK: !sl.Silent, Version: s.store.Snapshot().Version, Stale: sl.Silent}
+	if sl.Silent {
+		since := sl.Since.UTC()
+		h.Reason, h.Since = string(sl.Reason), &since
+	}
+	return h
+}
+
+// health is a server's that does not run.
+func (ds downServer) health() serverHealth {
+	return serverHealth{Reason: "down", Error: ds.err.Error()}
+}
+
+// serveHealthz answers 200 while every server answers, 503 while one is
+// silent or does not run. The body is the first server's answer (ok,
+// version, stale, and while silent the reason and since when), and with
+// several servers "servers": each one's answer by name.
+func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	all := map[string]serverHealth{}
+	ok := true
+	var first *serverHealth
+	for _, s := range d.running() {
+		h := s.health(now)
+		all[s.name] = h
+		ok = ok && h.OK
+		if first == nil {
+			first = &h
+		}
+	}
+	for _, ds := range d.downServers() {
+		all[ds.name] = ds.health()
+		ok = false
+	}
+	body := map[string]any{"ok": ok}
+	if first != nil {
+		body["version"], body["stale"] = first.Version, first.Stale
+		if first.Stale {
+			body["reason"], body["since"] = first.Reason, first.Since
+		}
+	}
+	if d.multi {
+		body["servers"] = all
+	}
+	writeHealth(w, ok, body)
+}
+
+// serveServerHealthz is /healthz/NAME: the server's answer, 200 while it
+// answers, 503 while it is silent or does not run, 404 for a name the host
+// has not.
+func (d *Daemon) serveServerHealthz(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("server")
+	if s := d.Server(name); s != nil {
+		h := s.health(time.Now())
+		writeHealth(w, h.OK, h)
+		return
+	}
+	for _, ds := range d.downServers() {
+		if ds.name == name {
+			writeHealth(w, false, ds.health())
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	b, _ := json.Marshal(map[string]any{"ok": false, "error": errNoServer.Error(), "server": name})
+	w.Write(append(b, '\n'))
+}
+
+// writeHealth writes body as JSON, with 503 unless ok.
+func writeHealth(w http.ResponseWriter, ok bool, body any) {
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	if !ok {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	w.Write(append(b, '\n'))
+}
