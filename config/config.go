@@ -46,11 +46,16 @@ type Config struct {
 	Admin    Admin    `toml:"admin"`
 	Log      Log      `toml:"log"`
 	XDP      XDP      `toml:"xdp"`
+	// Servers is [servers]: the server files of host mode (main file only).
+	Servers Servers `toml:"servers"`
 
 	// Modules are the protocol modules' sections, in registration order.
 	Modules []NamedSection `toml:"-"`
 	// ServerDoc is [server] as a validated state document (set by Parse).
 	ServerDoc map[string]any `toml:"-"`
+
+	present    []string // the tables the file has, sorted
+	serverName string   // an included server's name (LoadHost): its default feed socket is NAME.sock
 }
 
 // Listen is [listen]: the UDP sockets.
@@ -245,6 +250,7 @@ func parse(data []byte, mods ...Module) (*Config, error) {
 		c.Modules = append(c.Modules, NamedSection{Name: m.Name(), Section: m.NewSection()})
 	}
 	var errs Errors
+	c.present = sortedNames(raw)
 	c.decode(md, raw, &errs)
 	decodeErrs := len(errs)
 	c.validate(&errs)
@@ -290,6 +296,7 @@ func (c *Config) tables() map[string]any {
 	return map[string]any{
 		"listen": &c.Listen, "feed": &c.Feed, "limits": &c.Limits,
 		"relay": &c.Relay, "upstream": &c.Upstream, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
+		"servers": &c.Servers,
 	}
 }
 
@@ -351,6 +358,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateUpstream(errs)
 	c.validateXDP(errs)
 	c.validateAdmin(errs)
+	c.validateServers(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
 	}
