@@ -6,6 +6,25 @@
 // the caller passes to Parse and Load (see Module). Values are parsed once
 // into typed fields: addresses as netip.AddrPort, modes as fs.FileMode, the
 // log level as slog.Level, enums as named types.
+//
+// Host mode: one queryd for many game servers. A main file's [servers]
+// include lists globs (relative to its folder, or absolute; each pattern's
+// matches sorted; none matching is fine) of server files, each one server
+// named by its file name without ".toml" (letters, digits, '-', '_'; "main"
+// and "feed" are taken). A server file holds only per-server tables
+// ([listen], [feed], [limits], [server], [relay], [upstream], the protocol
+// sections); the host-wide ones ([admin], [log], [xdp], [servers]) are the
+// main file's, and an error elsewhere. The main file is itself the server
+// "main" when it has a per-server table or no [servers] table: every
+// single-server config is a host of one. LoadHost reads them all (at most
+// MaxServers servers, each file bounded as one config is): the main file's
+// errors fail it; an included file that cannot be read or parsed, has a bad
+// or taken name, or listens on an address or socket an earlier server holds
+// (wildcards overlap: 0.0.0.0 covers IPv4, [::] everything; port 0 nothing;
+// a module section lists its own listeners through Binder) goes to
+// Host.Failed, and the others run. An included server without [feed]
+// socket feeds NAME.sock beside the default feed.sock. CheckHost is
+// `queryd check`: every file's errors and warnings, each with its file.
 package config
 
 import (

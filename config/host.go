@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -231,7 +233,7 @@ func (b *hostBuilder) includeAll(known Errors) error {
 		}
 		full := pattern
 		if !filepath.IsAbs(full) {
-			full = filepath.Join(b.dir, full)
+			full = filepath.Join(escapeGlob(b.dir), full)
 		}
 		matches, err := filepath.Glob(full)
 		if err != nil {
@@ -283,6 +285,11 @@ func (b *hostBuilder) add(path string) {
 // loadServer reads and parses one server file and lays the main file's
 // host-wide tables over it.
 func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s): a server file is a TOML file", fi.Mode().Type())
+	}
 	data, err := readLimited(path, MaxFileSize)
 	if err != nil {
 		return nil, err
@@ -340,13 +347,33 @@ func (b *hostBuilder) fail(name, path string, err error) {
 	b.h.Failed = append(b.h.Failed, FileError{Name: name, Path: path, Err: err})
 }
 
+// escapeGlob quotes the glob characters of a folder's name, so that the
+// main file's folder is taken as it is (on Windows '\\' is the separator:
+// nothing to quote with).
+func escapeGlob(dir string) string {
+	if runtime.GOOS == "windows" {
+		return dir
+	}
+	var sb strings.Builder
+	for _, r := range dir {
+		if strings.ContainsRune(`*?[\`, r) {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
 // serverName is a server file's name without ".toml": letters, digits,
-// '-' and '_', at most MaxServerName, not "main".
+// '-' and '_', at most MaxServerName, not "main" nor "feed" (whose default
+// socket would be the main server's).
 func serverName(path string) (string, error) {
 	name := strings.TrimSuffix(filepath.Base(path), ".toml")
 	switch {
 	case name == MainServer:
 		return "", fmt.Errorf("the server name %q is the main file's: name the file otherwise", name)
+	case name == "feed":
+		return "", fmt.Errorf("the server name %q would take the main server's default socket feed.sock: name the file otherwise", name)
 	case name == "" || len(name) > MaxServerName || strings.ContainsFunc(name, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 	}):

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,5 +112,52 @@ func TestLoadHostMainErrors(t *testing.T) {
 	}
 	if _, err := config.LoadHost(filepath.Join(dir, "missing.toml"), modules...); err == nil {
 		t.Error("a missing main file loaded")
+	}
+}
+
+// TestCheckHost: CheckHost reports every file's errors (the main file's
+// too, without stopping there) and warnings, each line prefixed with its
+// file; a warning about a key in error is left out.
+func TestCheckHost(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"queryd.toml": "[admin]\nlisten = \"0.0.0.0:9273\"\n[log]\nlevel = \"loud\"\n[servers]\ninclude = [\"s/*.toml\", \"[\"]\n",
+		"s/a.toml":    "[listen]\nudp = [\"127.0.0.1:27115\"]\n",
+		"s/b.toml":    "[listen]\nudp = [\"127.0.0.1:27115\"]\n",
+		"s/c.toml":    "[listen]\nudp = [\"x\"]\n[admin]\nlisten = \"0.0.0.0:1\"\n",
+	})
+	path := filepath.Join(dir, "queryd.toml")
+	h, warnings, err := config.CheckHost(path, modules...)
+	if h == nil || err == nil {
+		t.Fatalf("host %v, error %v", h, err)
+	}
+	var herrs config.HostErrors
+	if !errors.As(err, &herrs) || len(herrs) != 3 {
+		t.Fatalf("want HostErrors of the main file, b and c: %v", err)
+	}
+	s := func(name string) string { return filepath.Join(dir, "s", name) }
+	for _, want := range []string{
+		path + ": log.level: want debug, info, warn or error",
+		path + ": servers.include[1]: want a glob",
+		s("b.toml") + ": listen.udp[0]: udp 127.0.0.1:27115 overlaps udp 127.0.0.1:27115 of listen.udp[0] in " + s("a.toml"),
+		s("c.toml") + ": admin: [admin] is host-wide: allowed only in the main file " + path,
+		s("c.toml") + ": listen.udp[0]: want IP:PORT",
+	} {
+		if !strings.Contains(err.Error()+"\n", want) {
+			t.Errorf("the errors lack %q:\n%v", want, err)
+		}
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if !strings.HasPrefix(line, dir) {
+			t.Errorf("line %q does not start with its file", line)
+		}
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], path+": admin.listen: 0.0.0.0:9273 is not a loopback address") {
+		t.Errorf("warnings %q", warnings)
+	}
+	if got := names(h); !slices.Equal(got, []string{"a"}) || h.Main == nil {
+		t.Errorf("servers %v", got)
+	}
+	if _, _, err := config.CheckHost(filepath.Join(dir, "none.toml"), modules...); err == nil {
+		t.Error("a missing main file checked")
 	}
 }
