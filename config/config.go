@@ -6,6 +6,25 @@
 // the caller passes to Parse and Load (see Module). Values are parsed once
 // into typed fields: addresses as netip.AddrPort, modes as fs.FileMode, the
 // log level as slog.Level, enums as named types.
+//
+// Host mode: one queryd for many game servers. A main file's [servers]
+// include lists globs (relative to its folder, or absolute; each pattern's
+// matches sorted; none matching is fine) of server files, each one server
+// named by its file name without ".toml" (letters, digits, '-', '_'; "main"
+// and "feed" are taken). A server file holds only per-server tables
+// ([listen], [feed], [limits], [server], [relay], [upstream], the protocol
+// sections); the host-wide ones ([admin], [log], [xdp], [servers]) are the
+// main file's, and an error elsewhere. The main file is itself the server
+// "main" when it has a per-server table or no [servers] table: every
+// single-server config is a host of one. LoadHost reads them all (at most
+// MaxServers servers, each file bounded as one config is): the main file's
+// errors fail it; an included file that cannot be read or parsed, has a bad
+// or taken name, or listens on an address or socket an earlier server holds
+// (wildcards overlap: 0.0.0.0 covers IPv4, [::] everything; port 0 nothing;
+// a module section lists its own listeners through Binder) goes to
+// Host.Failed, and the others run. An included server without [feed]
+// socket feeds NAME.sock beside the default feed.sock. CheckHost is
+// `queryd check`: every file's errors and warnings, each with its file.
 package config
 
 import (
@@ -46,11 +65,16 @@ type Config struct {
 	Admin    Admin    `toml:"admin"`
 	Log      Log      `toml:"log"`
 	XDP      XDP      `toml:"xdp"`
+	// Servers is [servers]: the server files of host mode (main file only).
+	Servers Servers `toml:"servers"`
 
 	// Modules are the protocol modules' sections, in registration order.
 	Modules []NamedSection `toml:"-"`
 	// ServerDoc is [server] as a validated state document (set by Parse).
 	ServerDoc map[string]any `toml:"-"`
+
+	present    []string // the tables the file has, sorted
+	serverName string   // an included server's name (LoadHost): its default feed socket is NAME.sock
 }
 
 // Listen is [listen]: the UDP sockets.
@@ -245,6 +269,7 @@ func parse(data []byte, mods ...Module) (*Config, error) {
 		c.Modules = append(c.Modules, NamedSection{Name: m.Name(), Section: m.NewSection()})
 	}
 	var errs Errors
+	c.present = sortedNames(raw)
 	c.decode(md, raw, &errs)
 	decodeErrs := len(errs)
 	c.validate(&errs)
@@ -290,6 +315,7 @@ func (c *Config) tables() map[string]any {
 	return map[string]any{
 		"listen": &c.Listen, "feed": &c.Feed, "limits": &c.Limits,
 		"relay": &c.Relay, "upstream": &c.Upstream, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
+		"servers": &c.Servers,
 	}
 }
 
@@ -351,6 +377,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateUpstream(errs)
 	c.validateXDP(errs)
 	c.validateAdmin(errs)
+	c.validateServers(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
 	}

@@ -69,15 +69,20 @@ func (c *Config) validateFeedHTTP(errs *Errors) {
 }
 
 // FeedSocket returns the feed socket path: [feed] socket, or when empty
-// $XDG_RUNTIME_DIR/queryd/feed.sock, or <tmp>/queryd-<uid>/feed.sock.
+// $XDG_RUNTIME_DIR/queryd/feed.sock, or <tmp>/queryd-<uid>/feed.sock; an
+// included server of a host (LoadHost) gets NAME.sock in that folder.
 func (c *Config) FeedSocket() string {
 	if c.Feed.Socket != "" {
 		return c.Feed.Socket
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "queryd", "feed.sock")
+	base := "feed.sock"
+	if c.serverName != "" {
+		base = c.serverName + ".sock"
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("queryd-%d", os.Getuid()), "feed.sock")
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "queryd", base)
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("queryd-%d", os.Getuid()), base)
 }
 
 func (c *Config) validateLimits(errs *Errors) {
@@ -161,4 +166,28 @@ func hostName(h string) bool {
 		}
 	}
 	return true
+}
+
+// validateServers checks [servers] include: at most MaxIncludes globs, each
+// well formed.
+func (c *Config) validateServers(errs *Errors) {
+	inc := c.Servers.Include
+	if len(inc) > MaxIncludes {
+		errs.Add("servers.include", "at most %d patterns, got %d", MaxIncludes, len(inc))
+		return
+	}
+	for i, p := range inc {
+		key := fmt.Sprintf("servers.include[%d]", i)
+		if p == "" {
+			errs.Add(key, "want a glob of server files such as \"servers.d/*.toml\", got \"\"")
+			continue
+		}
+		if strings.ContainsRune(p, 0) {
+			errs.Add(key, "want a glob of server files, got %q (a NUL byte)", p)
+			continue
+		}
+		if _, err := filepath.Match(p, ""); err != nil {
+			errs.Add(key, "want a glob of server files such as \"servers.d/*.toml\", got %q: %v", p, err)
+		}
+	}
 }

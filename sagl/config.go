@@ -106,6 +106,15 @@ func (s *Section) Descriptors() (string, int) {
 // LimitDescriptors lowers http_max_conns to n.
 func (s *Section) LimitDescriptors(n int) { s.HTTPMaxConns = min(s.HTTPMaxConns, max(n, 1)) }
 
+// Binds returns the HTTP listener's address when it is on (host mode
+// refuses two servers on one).
+func (s *Section) Binds() []config.Bind {
+	if !s.Enabled || !s.HTTP.IsValid() {
+		return nil
+	}
+	return []config.Bind{{Key: "sagl.http", Network: "tcp", Addr: s.HTTP}}
+}
+
 // UnmarshalText accepts "list", "count" or "none".
 func (m *PlayersMode) UnmarshalText(b []byte) error {
 	v, ok := ParsePlayersMode(string(b))
@@ -120,4 +129,5 @@ var (
 	_ config.Section        = (*Section)(nil)
 	_ config.Restarter      = (*Section)(nil)
 	_ config.DescriptorUser = (*Section)(nil)
+	_ config.Binder         = (*Section)(nil)
 )

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+)
+
+// Bind is one address a server listens on, with the key that sets it.
+type Bind struct {
+	Key     string // "listen.udp[0]", "sagl.http"
+	Network string // "udp" or "tcp"
+	Addr    netip.AddrPort
+}
+
+// Binder is a Section whose service listens on addresses of its own
+// besides [listen] udp (an HTTP listener): in host mode two servers may not
+// listen on the same one.
+type Binder interface {
+	// Binds returns the addresses the section listens on (none when off).
+	Binds() []Bind
+}
+
+// Binds returns every address the server c listens on: [listen] udp,
+// [feed] http and the modules' (Binder).
+func (c *Config) Binds() []Bind {
+	var bs []Bind
+	for i, ap := range c.Listen.UDP {
+		bs = append(bs, Bind{Key: fmt.Sprintf("listen.udp[%d]", i), Network: "udp", Addr: ap})
+	}
+	if c.Feed.HTTP.IsValid() {
+		bs = append(bs, Bind{Key: "feed.http", Network: "tcp", Addr: c.Feed.HTTP})
+	}
+	for _, s := range c.Modules {
+		if b, ok := s.Section.(Binder); ok {
+			bs = append(bs, b.Binds()...)
+		}
+	}
+	return bs
+}
+
+// claim is an address, or a feed socket (Network "unix"), a file of the
+// host holds.
+type claim struct {
+	Bind
+	socket string // the feed socket's path, for Network "unix"
+	path   string // the file
+}
+
+// claim records the addresses and the feed socket of server c (file path).
+func (b *hostBuilder) claim(c *Config, path string) {
+	for _, bd := range c.Binds() {
+		b.claims = append(b.claims, claim{Bind: bd, path: path})
+	}
+	b.claims = append(b.claims, claim{Bind: Bind{Key: "feed.socket", Network: "unix"}, socket: filepath.Clean(c.FeedSocket()), path: path})
+}
+
+// overlap returns the errors of server c (file path) whose addresses or
+// feed socket another file of the host holds, each naming both files.
+func (b *hostBuilder) overlap(c *Config, path string) Errors {
+	var errs Errors
+	for _, bd := range c.Binds() {
+		for _, o := range b.claims {
+			if o.Network == bd.Network && overlaps(o.Addr, bd.Addr) {
+				errs.Add(bd.Key, "%s %s overlaps %s %s of %s: two servers cannot listen on one address", bd.Network, bd.Addr, o.Network, o.Addr, o.where())
+				break
+			}
+		}
+	}
+	sock := filepath.Clean(c.FeedSocket())
+	for _, o := range b.claims {
+		if o.Network == "unix" && o.socket == sock {
+			errs.Add("feed.socket", "the feed socket %s is %s's too: each server needs its own (leave socket empty for NAME.sock beside the default)", sock, fileLabel(o.path))
+			break
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}
+
+// where names a claim's key and file.
+func (o claim) where() string { return o.Key + " in " + fileLabel(o.path) }
+
+// overlaps reports whether two listening addresses take the same port:
+// equal addresses, or a wildcard and an address it covers ("0.0.0.0" covers
+// IPv4; "[::]" covers everything, as without IPV6_V6ONLY). Port 0 (any
+// free port) overlaps nothing.
+func overlaps(a, b netip.AddrPort) bool {
+	if a.Port() != b.Port() || a.Port() == 0 {
+		return false
+	}
+	x, y := a.Addr().Unmap(), b.Addr().Unmap()
+	switch {
+	case x == y:
+		return true
+	case x.Is6() && x.IsUnspecified(), y.Is6() && y.IsUnspecified():
+		return true
+	case x.IsUnspecified():
+		return y.Is4()
+	case y.IsUnspecified():
+		return x.Is4()
+	}
+	return false
+}
