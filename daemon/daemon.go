@@ -21,8 +21,12 @@ import (
 
 // Options are what a daemon is made from.
 type Options struct {
-	Config  *config.Config // parsed with Modules' sections
-	Path    string         // the config file, read again on Reload; "": the embedded config (no reload)
+	// Host is the host's main file and its servers (config.LoadHost), read
+	// again (LoadHost of Path) on Reload; nil: Config is the one server
+	// "main", read again with config.Load.
+	Host    *config.Host
+	Config  *config.Config // parsed with Modules' sections; unused with Host
+	Path    string         // the (main) config file, read again on Reload; "": the embedded config (no reload)
 	Modules []Module       // the protocol modules, in demux order
 	Log     *slog.Logger
 	Version string // for the start log line and queryd_build_info

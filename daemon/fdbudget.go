@@ -77,10 +77,34 @@ func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
 // FitDescriptors lowers cfg's relay and module connection caps to the
 // descriptor budget (fitCaps) and returns why when it did. Start and reload
 // apply it to every config, so a reload compares like with like.
-func FitDescriptors(cfg *config.Config) (string, error) {
+func FitDescriptors(cfg *config.Config) (string, error) { return fitShare(cfg, 1) }
+
+// FitHostDescriptors is FitDescriptors for each server of h, each held to
+// an equal share of the budget (the limit less the reserve, split between
+// the servers), so that together they stay below the process's limit. It
+// returns each lowering's reason, naming the server.
+func FitHostDescriptors(h *config.Host) ([]string, error) {
+	var whys []string
+	for _, s := range h.Servers {
+		why, err := fitShare(s.Config, len(h.Servers))
+		if err != nil {
+			return whys, err
+		}
+		if why != "" {
+			whys = append(whys, "server "+s.Name+": "+why)
+		}
+	}
+	return whys, nil
+}
+
+// fitShare fits cfg to one of n equal shares of the descriptor budget.
+func fitShare(cfg *config.Config, n int) (string, error) {
 	limit, err := descriptorLimit()
 	if err != nil {
 		return "", err
+	}
+	if n > 1 {
+		limit = fdReserve + (limit-fdReserve)/n
 	}
 	want := fdCaps{Fixed: cfg.Feed.MaxConns}
 	if cfg.Admin.Listen.IsValid() {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"errors"
+	"path/filepath"
 
 	"github.com/queryd/queryd/config"
 )
@@ -22,12 +23,12 @@ type serverSpec struct {
 	cfg        *config.Config
 }
 
-// mainServer is the name of the main file's server.
-const mainServer = "main"
-
-// specOf is the host opts describe: Options.Config as the one server
-// "main".
+// specOf is the host opts describe: Options.Host, or Options.Config as
+// the one server "main".
 func specOf(opts Options) (*hostSpec, error) {
+	if opts.Host != nil {
+		return hostSpecOf(opts.Host), nil
+	}
 	if opts.Config == nil {
 		return nil, errors.New("daemon: no config")
 	}
@@ -36,12 +37,42 @@ func specOf(opts Options) (*hostSpec, error) {
 
 // singleSpec is cfg as a one-server host.
 func singleSpec(cfg *config.Config, path string) *hostSpec {
-	return &hostSpec{main: cfg, servers: []serverSpec{{name: mainServer, path: path, cfg: cfg}}}
+	return &hostSpec{main: cfg, servers: []serverSpec{{name: config.MainServer, path: path, cfg: cfg}}}
 }
 
-// loadSpec reads the host's files again (SIGHUP).
+// hostSpecOf is h as the daemon runs it. It is a host of several servers
+// (logs and /healthz name them; one server's failure is its own) when the
+// main file includes server files or h has more than one.
+func hostSpecOf(h *config.Host) *hostSpec {
+	spec := &hostSpec{main: h.Main, multi: len(h.Main.Servers.Include) > 0 || len(h.Servers)+len(h.Failed) > 1}
+	for _, s := range h.Servers {
+		spec.servers = append(spec.servers, serverSpec{name: s.Name, path: s.Path, cfg: s.Config})
+	}
+	for i := range h.Failed {
+		f := &h.Failed[i]
+		name := f.Name
+		if name == "" { // a file whose name is no server name
+			name = filepath.Base(f.Path)
+		}
+		spec.failed = append(spec.failed, downServer{name: name, path: f.Path, err: f})
+	}
+	return spec
+}
+
+// loadSpec reads the host's files again (SIGHUP): the main file and every
+// file it includes with Options.Host, else the one config file.
 func (d *Daemon) loadSpec() (*hostSpec, error) {
-	cfg, err := config.Load(d.opts.Path, modulesOf(d.opts.Modules)...)
+	mods := modulesOf(d.opts.Modules)
+	if d.opts.Host != nil {
+		h, err := config.LoadHost(d.opts.Path, mods...)
+		if err != nil {
+			return nil, err
+		}
+		spec := hostSpecOf(h)
+		spec.multi = spec.multi || d.multi
+		return spec, nil
+	}
+	cfg, err := config.Load(d.opts.Path, mods...)
 	if err != nil {
 		return nil, err
 	}

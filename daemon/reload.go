@@ -56,9 +56,12 @@ func (d *Daemon) apply(spec *hostSpec) {
 	for _, ss := range spec.servers {
 		named[ss.name] = true
 		if s := running[ss.name]; s != nil {
-			s.reload(ss.cfg)
+			s.reload(ss.cfg, len(spec.servers))
 			next = append(next, s)
 			continue
+		}
+		if why, err := fitShare(ss.cfg, len(spec.servers)); err == nil && why != "" {
+			d.log.Warn("SIGHUP: server "+ss.name+": "+why)
 		}
 		s, err := d.newServer(ss.name, ss.path, ss.cfg)
 		if err != nil {
@@ -95,10 +98,10 @@ func (d *Daemon) apply(spec *hostSpec) {
 }
 
 // reload applies the server's new config nc (see Reload).
-func (s *Server) reload(nc *config.Config) {
+func (s *Server) reload(nc *config.Config, servers int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if why, err := FitDescriptors(nc); err == nil && why != "" {
+	if why, err := fitShare(nc, max(servers, 1)); err == nil && why != "" {
 		s.log.Warn("SIGHUP: " + why)
 	}
 	protos, err := s.buildProtocols(nc)

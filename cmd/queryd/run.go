@@ -54,26 +54,33 @@ func cmdRun(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "queryd: unexpected argument %q\n%s", fs.Arg(0), usage())
 		return 2
 	}
-	cfg, err := loadConfig(*path)
+	host, err := loadHost(*path)
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd:", err)
 		return 1
 	}
-	log := newLogger(cfg.Log, stderr)
-	if why, err := daemon.FitDescriptors(cfg); err != nil {
+	log := newLogger(host.Main.Log, stderr)
+	whys, err := daemon.FitHostDescriptors(host)
+	if err != nil {
 		log.Warn("descriptor budget", "err", err)
-	} else if why != "" {
+	}
+	for _, why := range whys {
 		log.Warn(why)
 	}
-	for _, w := range cfg.Warnings() {
-		log.Warn(w)
+	for _, s := range host.Servers {
+		for _, w := range s.Config.Warnings() {
+			if len(host.Servers) > 1 {
+				w = "server " + s.Name + ": " + w
+			}
+			log.Warn(w)
+		}
 	}
 	// Handle signals before anything answers: a SIGHUP or SIGTERM sent as
 	// soon as the sockets are up must reload or stop, not kill the process.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	d, err := daemon.New(daemon.Options{Config: cfg, Path: *path, Modules: daemonModules(), Log: log, Version: version, Commit: commit})
+	d, err := daemon.New(daemon.Options{Host: host, Path: *path, Modules: daemonModules(), Log: log, Version: version, Commit: commit})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return 1
@@ -105,12 +112,13 @@ func forwardSignals(sigs <-chan os.Signal, reload chan<- struct{}, stop func(), 
 	}
 }
 
-// loadConfig reads the config file, or the embedded demo config.
-func loadConfig(path string) (*config.Config, error) {
+// loadHost reads the main config file and the server files it includes,
+// or the embedded demo config (one server).
+func loadHost(path string) (*config.Host, error) {
 	if path == "" {
-		return config.Parse(config.Default, configModules()...)
+		return config.ParseHost(config.Default, ".", configModules()...)
 	}
-	return config.Load(path, configModules()...)
+	return config.LoadHost(path, configModules()...)
 }
 
 func newLogger(c config.Log, w io.Writer) *slog.Logger {

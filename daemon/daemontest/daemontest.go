@@ -106,6 +106,27 @@ func StartFile(t testing.TB, mods []daemon.Module, path string) *Daemon {
 	return StartConfig(t, mods, cfg, path)
 }
 
+// StartHost runs a daemon in host mode with mods on the main config file
+// at path and the server files it includes (config.LoadHost; Reload reads
+// them all again); the test stops it (Stop). Socket is the first server's
+// feed socket ("" when the host runs none).
+func StartHost(t testing.TB, mods []daemon.Module, path string) *Daemon {
+	t.Helper()
+	cms := make([]config.Module, len(mods))
+	for i, m := range mods {
+		cms[i] = m
+	}
+	h, err := config.LoadHost(path, cms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd, err := daemon.New(daemon.Options{Host: h, Path: path, Modules: mods, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run(dd, filepath.Dir(path), path)
+}
+
 // StartConfig runs a daemon with mods on cfg (path is its file, read again
 // by Reload; "" for none); the test stops it (Stop).
 func StartConfig(t testing.TB, mods []daemon.Module, cfg *config.Config, path string) *Daemon {
@@ -120,9 +141,14 @@ func StartLogged(t testing.TB, mods []daemon.Module, cfg *config.Config, path st
 	if err != nil {
 		t.Fatal(err)
 	}
+	return run(dd, filepath.Dir(dd.FeedPath()), path)
+}
+
+// run runs dd until Stop.
+func run(dd *daemon.Daemon, dir, path string) *Daemon {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Daemon{
-		Daemon: dd, Dir: filepath.Dir(dd.FeedPath()), ConfigPath: path, Socket: dd.FeedPath(),
+		Daemon: dd, Dir: dir, ConfigPath: path, Socket: dd.FeedPath(),
 		cancel: cancel, reload: make(chan struct{}), done: make(chan error, 1),
 	}
 	go func() { d.done <- dd.Run(ctx, d.reload) }()
