@@ -1,4 +1,6 @@
-// queryd status page: reads /status.json once a second and renders it.
+// queryd status page: reads /status.json once a second and renders it; on
+// a host of several servers, GET / lists them (/servers.json) and
+// /?server=NAME is one server's page (/status.json?server=NAME).
 // Everything from the JSON is set with textContent or as SVG numbers, never
 // as HTML: names such as <script> show as the text they are.
 "use strict";
@@ -277,19 +279,80 @@ function render(r) {
   document.body.dataset.version = String(r.feed.state_version);
 }
 
+// chosen is the server of ?server=NAME (null: the list on a host of
+// several servers, else the one server's page).
+const chosen = new URLSearchParams(location.search).get("server");
+let listMode = false;
+
+// renderServers renders /servers.json: one row per server, each opening
+// that server's page.
+function renderServers(l) {
+  const tb = $("servers-table").querySelector("tbody");
+  tb.replaceChildren();
+  for (const s of l.servers) {
+    const tr = el("tr");
+    tr.dataset.server = s.name;
+    const a = el("a", null, s.name);
+    a.href = "/?server=" + encodeURIComponent(s.name);
+    const name = el("td");
+    name.append(a);
+    const up = s.state === "running";
+    const state = !up ? "down: " + s.error : s.silent ? "silent (" + s.reasons.join(", ") + ")" : "answering";
+    tr.append(name, el("td", up && !s.silent ? "good state" : "bad state", state),
+      el("td", s.stale ? "bad feed" : "feed", up ? (s.stale ? "stale" : "live") : "–"),
+      el("td", null, s.title), el("td", null, s.map),
+      el("td", "num", up ? s.players + " / " + s.max_players : "–"),
+      el("td", "num", fmtNum(s.requests_per_s)), el("td", "num", fmtNum(s.answered_per_s)),
+      el("td", null, s.listen.join(" ")));
+    tb.append(tr);
+  }
+  setText("server-name", l.servers.length + " servers");
+  setText("updated", "updated " + fmtTime(l.now));
+}
+
+// showList switches the page to the server list (on) or one server's cards.
+function showList(on) {
+  $("servers").hidden = !on;
+  document.querySelector("main").hidden = on;
+  if (on) $("silent-banner").hidden = true;
+  document.body.dataset.view = on ? "servers" : "server";
+}
+
+async function getJSON(url) {
+  const res = await fetch(url, { cache: "no-store", credentials: "omit" });
+  if (!res.ok) throw new Error("HTTP " + res.status);
+  return res.json();
+}
+
 async function refresh() {
+  const url = listMode ? "/servers.json" : "/status.json" + (chosen !== null ? "?server=" + encodeURIComponent(chosen) : "");
   try {
-    const res = await fetch("/status.json", { cache: "no-store", credentials: "omit" });
-    if (!res.ok) throw new Error("HTTP " + res.status);
-    render(await res.json());
+    const doc = await getJSON(url);
+    if (listMode) renderServers(doc); else render(doc);
     $("error-banner").hidden = true;
   } catch (e) {
     const b = $("error-banner");
-    b.textContent = "Cannot read /status.json (" + e.message + "): showing the last state; retrying.";
+    b.textContent = "Cannot read " + url + " (" + e.message + "): showing the last state; retrying.";
     b.hidden = false;
   } finally {
     setTimeout(refresh, 1000);
   }
 }
 
-refresh();
+// start picks the view: one server's page with ?server=NAME or on a host
+// of one server (the page as it always was), else the list.
+async function start() {
+  if (chosen !== null) {
+    $("back").hidden = false;
+  } else {
+    try {
+      listMode = (await getJSON("/servers.json")).servers.length > 1;
+    } catch (e) {
+      listMode = false; // the one server's page; its errors show as usual
+    }
+  }
+  showList(listMode);
+  refresh();
+}
+
+start();
