@@ -57,7 +57,7 @@ func (c fdCaps) total() int {
 // caps and, when it shrank any, why.
 func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
 	budget := int(float64(limit-fdReserve-sockets) * fdShare)
-	if want.total() <= budget {
+	if want.total() <= budget || len(want.Large) == 0 { // the fixed caps are kept
 		return want, ""
 	}
 	room := max(budget-want.Fixed, 2)
@@ -103,11 +103,16 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n > 1 {
+	admin := cfg.Admin.Listen.IsValid()
+	if n > 1 { // the host's one admin listener first, then equal shares
+		if admin {
+			limit -= adminMaxConns
+		}
 		limit = fdReserve + (limit-fdReserve)/n
+		admin = false
 	}
 	want := fdCaps{Fixed: cfg.Feed.MaxConns}
-	if cfg.Admin.Listen.IsValid() {
+	if admin {
 		want.Fixed += adminMaxConns
 	}
 	if cfg.Feed.HTTP.IsValid() {

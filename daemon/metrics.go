@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
+
+	"github.com/queryd/queryd/daemon/status"
 )
 
 // trackedRegisterer registers into the host's registry through a wrapper
@@ -12,14 +14,20 @@ import (
 // registered so that a server's series go away with the server (SIGHUP
 // removing its file) and a server started again under the same name can
 // register them anew.
+//
+// A collector that exports a metric the status page samples
+// (status.Metrics) is also registered, unwrapped, in sampled: the
+// server's sampler gathers only those once a second, not the host's whole
+// registry (whose wrapped series cost a descriptor each per gather).
 type trackedRegisterer struct {
-	inner prometheus.Registerer
-	mu    sync.Mutex
-	cs    []prometheus.Collector
+	inner   prometheus.Registerer
+	sampled *prometheus.Registry
+	mu      sync.Mutex
+	cs      []prometheus.Collector
 }
 
 func newTrackedRegisterer(inner prometheus.Registerer) *trackedRegisterer {
-	return &trackedRegisterer{inner: inner}
+	return &trackedRegisterer{inner: inner, sampled: prometheus.NewRegistry()}
 }
 
 // Register registers c and remembers it.
@@ -27,10 +35,29 @@ func (r *trackedRegisterer) Register(c prometheus.Collector) error {
 	if err := r.inner.Register(c); err != nil {
 		return err
 	}
+	if exportsSampled(c) {
+		r.sampled.Register(c) // the same descriptors: accepted where inner accepted them
+	}
 	r.mu.Lock()
 	r.cs = append(r.cs, c)
 	r.mu.Unlock()
 	return nil
+}
+
+// exportsSampled reports whether c describes a metric of status.Metrics.
+func exportsSampled(c prometheus.Collector) bool {
+	ch := make(chan *prometheus.Desc, 16)
+	go func() { c.Describe(ch); close(ch) }()
+	found := false
+	for d := range ch {
+		s := d.String() // Desc{fqName: "NAME", ...}
+		for _, m := range status.Metrics {
+			if strings.Contains(s, `fqName: "`+m+`"`) {
+				found = true
+			}
+		}
+	}
+	return found
 }
 
 // MustRegister registers cs, panicking on the first error (as a
@@ -53,6 +80,7 @@ func (r *trackedRegisterer) Unregister(c prometheus.Collector) bool {
 		}
 	}
 	r.mu.Unlock()
+	r.sampled.Unregister(c)
 	return r.inner.Unregister(c)
 }
 
@@ -63,66 +91,9 @@ func (r *trackedRegisterer) unregisterAll() {
 	r.cs = nil
 	r.mu.Unlock()
 	for _, c := range cs {
+		r.sampled.Unregister(c)
 		r.inner.Unregister(c)
 	}
 }
 
-// tickGatherer is one server's families of the host registry's last
-// gather: the host gathers once per status tick for every server, and
-// each server's sampler reads its own share (the series labelled with its
-// name).
-type tickGatherer struct {
-	mfs []*dto.MetricFamily
-	err error
-}
-
-// Gather returns the families set by the last split.
-func (g *tickGatherer) Gather() ([]*dto.MetricFamily, error) { return g.mfs, g.err }
-
-// splitByServer groups the gathered families by their series' server
-// label (series without one, the host's own, are left out).
-func splitByServer(mfs []*dto.MetricFamily) map[string][]*dto.MetricFamily {
-	out := map[string][]*dto.MetricFamily{}
-	for _, mf := range mfs {
-		var last string
-		var cur *dto.MetricFamily
-		for _, m := range mf.GetMetric() {
-			name, ok := serverLabel(m)
-			if !ok {
-				continue
-			}
-			if cur == nil || name != last {
-				cur = familyOf(out, name, mf)
-				last = name
-			}
-			cur.Metric = append(cur.Metric, m)
-		}
-	}
-	return out
-}
-
-// familyOf returns server name's copy of mf (made empty on first use).
-func familyOf(out map[string][]*dto.MetricFamily, name string, mf *dto.MetricFamily) *dto.MetricFamily {
-	fams := out[name]
-	if n := len(fams); n > 0 && fams[n-1].GetName() == mf.GetName() {
-		return fams[n-1]
-	}
-	f := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type}
-	out[name] = append(fams, f)
-	return f
-}
-
-// serverLabel is the value of m's server label.
-func serverLabel(m *dto.Metric) (string, bool) {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == "server" {
-			return l.GetValue(), true
-		}
-	}
-	return "", false
-}
-
-var (
-	_ prometheus.Registerer = (*trackedRegisterer)(nil)
-	_ prometheus.Gatherer   = (*tickGatherer)(nil)
-)
+var _ prometheus.Registerer = (*trackedRegisterer)(nil)

@@ -44,8 +44,7 @@ type Server struct {
 	fast *xdp.FastPath
 	// page is the status page's sampler (nil when the admin listener is
 	// off); the host samples every server in one tick.
-	page   *status.Sampler
-	gather tickGatherer // this server's families of the host's last gather
+	page *status.Sampler
 
 	sup     *supervisor
 	pending []part // the parts newServer made and start runs

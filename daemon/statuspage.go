@@ -9,9 +9,9 @@ import (
 )
 
 // newStatus makes the server's status page sampler (nil when the admin
-// listener is off: the page is served there). It reads the server's share
-// of the host registry's gather (s.gather), which the host's one status
-// tick sets for every server before sampling it.
+// listener is off: the page is served there). It gathers only the
+// server's collectors of the metrics it reads (trackedRegisterer), and
+// the host's one status tick samples it with every other server.
 func (s *Server) newStatus() *status.Sampler {
 	if !s.host.adminOn() {
 		return nil
@@ -24,7 +24,7 @@ func (s *Server) newStatus() *status.Sampler {
 		LastFed:      s.feed.LastFed,
 		StaleAfter:   time.Duration(s.cfg.Feed.StaleAfter),
 		Silence:      func(now time.Time) status.Silence { return s.silence.at(now).page() },
-		Gatherer:     &s.gather,
+		Gatherer:     s.reg.sampled,
 		UnprovenUse:  s.udp.UnprovenUse,
 		DrainSources: s.udp.DrainSources,
 		Build:        s.host.build,

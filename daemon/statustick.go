@@ -3,20 +3,27 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"time"
 
 	"github.com/queryd/queryd/daemon/status"
 )
 
-// statusTick samples every server's status page once a second: one timer
-// for the host however many servers it runs, one gather of the registry
-// split by server, then each server's sampler (which encodes its
-// /status.json only when asked) and the server list (/servers.json).
+// statusTick samples the servers' status pages: one timer for the host
+// however many servers it runs, ticking once a second. Each tick samples
+// every server whose page was read in the last idleSample, or all of them
+// on a host of one server, and the others once every idleSample (their
+// rates are then averages over it: the list's queries/s, the sparklines
+// until someone opens the page); a sampler gathers only the collectors it
+// reads and encodes its /status.json only when asked, as the server list
+// (/servers.json) is. 200 idle servers cost about one sample of 20
+// servers a second.
 type statusTick struct {
-	d    *Daemon
-	list atomic.Pointer[[]byte] // /servers.json as of the last tick
+	d       *Daemon
+	sampled map[*Server]time.Time // each server's last sample (the tick's goroutine only)
 }
+
+// idleSample is how often a server nobody looks at is sampled.
+const idleSample = 10 * time.Second
 
 // newStatusTick makes the host's status tick (nil when the admin listener
 // is off: the page is served there).
@@ -24,7 +31,7 @@ func (d *Daemon) newStatusTick() *statusTick {
 	if !d.adminOn() {
 		return nil
 	}
-	return &statusTick{d: d}
+	return &statusTick{d: d, sampled: map[*Server]time.Time{}}
 }
 
 // Name is the part's name in logs.
@@ -51,20 +58,23 @@ func (t *statusTick) Serve(ctx context.Context) error {
 // sample takes one sample of every running server at now.
 func (t *statusTick) sample(now time.Time) {
 	servers := t.d.running()
-	mfs, err := t.d.reg.Gather()
-	split := splitByServer(mfs)
+	seen := make(map[*Server]time.Time, len(servers))
 	for _, s := range servers {
 		if s.page == nil {
 			continue
 		}
-		s.gather = tickGatherer{mfs: split[s.name], err: err}
-		s.page.Sample(now)
+		last, ok := t.sampled[s]
+		if !ok || len(servers) == 1 || now.Sub(last) >= idleSample-status.Interval/2 || s.page.Viewed(now, idleSample) {
+			s.page.Sample(now)
+			last = now
+		}
+		seen[s] = last
 	}
-	t.list.Store(t.d.encodeList(servers, now))
+	t.sampled = seen // removed servers forgotten
 }
 
 // encodeList is /servers.json for servers and the host's down ones at now.
-func (d *Daemon) encodeList(servers []*Server, now time.Time) *[]byte {
+func (d *Daemon) encodeList(servers []*Server, now time.Time) []byte {
 	l := status.ServerList{Schema: status.SchemaVersion, Now: now.UTC(), Servers: []status.Row{}}
 	for _, s := range servers {
 		if s.page != nil {
@@ -75,19 +85,12 @@ func (d *Daemon) encodeList(servers []*Server, now time.Time) *[]byte {
 		l.Servers = append(l.Servers, status.Down(ds.name, ds.err))
 	}
 	b, _ := json.Marshal(l)
-	b = append(b, '\n')
-	return &b
+	return append(b, '\n')
 }
 
-// serversJSON is /servers.json as of the last tick.
-func (d *Daemon) serversJSON() []byte {
-	if d.tick != nil {
-		if b := d.tick.list.Load(); b != nil {
-			return *b
-		}
-	}
-	return *d.encodeList(d.running(), time.Now())
-}
+// serversJSON is /servers.json now (each row as of its server's last
+// sample).
+func (d *Daemon) serversJSON() []byte { return d.encodeList(d.running(), time.Now()) }
 
 // sampler is server name's status sampler ("": the first server's; nil
 // when the host runs no such server).

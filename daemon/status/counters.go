@@ -25,6 +25,11 @@ const (
 	metricMasterGetinfo = quake3.MetricMasterGetinfo
 )
 
+// Metrics are the names of the metrics the sampler reads: a daemon may
+// give it a Gatherer of only the collectors that export them.
+var Metrics = []string{metricRequests, metricBytesIn, metricBytesOut, metricRelaySessions, metricRelayOpened,
+	metricRelayEvicted, metricRelayPackets, metricHeartbeats, metricHeartbeatErrs, metricMasterGetinfo}
+
 // Outcomes are the per-protocol outcome series of the traffic card: every
 // outcome of queryd_requests_total, as the responder names them (its one
 // list, so that an outcome it adds, such as "denied", shows on the page).

@@ -41,6 +41,8 @@ type Sampler struct {
 	encoded   atomic.Pointer[[]byte]
 	encMu     sync.Mutex // held while encoding; guards sampledAt
 	sampledAt time.Time
+	// read is when /status.json was last asked for (unix ns; 0: never).
+	read atomic.Int64
 }
 
 // protoSeries are one protocol's per-second rates and totals.
@@ -124,6 +126,7 @@ func (s *Sampler) encode(now time.Time) []byte {
 // JSON returns /status.json as of the last sample (as of now when there
 // was none yet).
 func (s *Sampler) JSON() []byte {
+	s.read.Store(time.Now().UnixNano())
 	if b := s.encoded.Load(); b != nil {
 		return *b
 	}
@@ -176,6 +179,13 @@ func (s *Sampler) drainSources() []responder.SourceCount {
 	}
 	s.drained = d
 	return d
+}
+
+// Viewed reports whether /status.json was asked for within d before now
+// (a daemon of many servers samples the others less often).
+func (s *Sampler) Viewed(now time.Time, d time.Duration) bool {
+	r := s.read.Load()
+	return r != 0 && now.Sub(time.Unix(0, r)) < d
 }
 
 // rate is the per-second growth of a counter from prev to cur over dt
