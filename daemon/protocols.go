@@ -58,7 +58,7 @@ func (d *Daemon) swapProtocols(protos []live) {
 			p.proto.Update(s)
 		}
 		if d.xdp != nil {
-			d.xdp.Changed() // after the updates: it reads the new replies
+			d.xdp.Changed(xdpServer) // after the updates: it reads the new replies
 		}
 	})
 	hs := make([]responder.Handler, len(protos))
@@ -67,7 +67,7 @@ func (d *Daemon) swapProtocols(protos []live) {
 	}
 	d.udp.SetHandlers(hs...)
 	if d.xdp != nil {
-		d.xdp.SetProtocols(protocolsOf(protos))
+		d.xdp.SetProtocols(xdpServer, protocolsOf(protos))
 	}
 	if d.unsub != nil {
 		d.unsub()

@@ -39,11 +39,11 @@ func (d *Daemon) Reload() {
 	if err := d.udp.SetLimits(d.pathLimits(nc)); err != nil {
 		d.log.Error("SIGHUP: limits rejected", "err", err)
 	} else if d.xdp != nil {
-		d.xdp.SetLimits(d.pathLimits(nc))
+		d.xdp.SetLimits(xdpServer, d.pathLimits(nc))
 	}
 	d.udp.SetDeny(nc.Limits.DenyList())
 	if d.xdp != nil {
-		d.xdp.SetDeny(nc.Limits.DenyList())
+		d.xdp.SetDeny(xdpServer, nc.Limits.DenyList())
 	}
 	d.swapProtocols(protos)
 	for _, k := range nc.RestartKeys(d.cfg) {

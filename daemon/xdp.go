@@ -20,13 +20,17 @@ func (d *Daemon) newXDP() (part, error) {
 	f, err := xdp.New(xdp.Config{
 		Interfaces: c.Interfaces,
 		Mode:       xdpModes[c.Mode],
-		Listen:     d.udp.Addrs(),
 		Issuer:     d.issuer,
-		Limits:     lim,
-		Deny:       d.cfg.Limits.DenyList(),
-		SilentFrom: d.silence.from,
 		Logger:     d.log.With("part", "xdp"),
 		Registry:   d.reg,
+		Servers: []xdp.Server{{
+			Name:       xdpServer,
+			Listen:     d.udp.Addrs(),
+			Limits:     lim,
+			Deny:       d.cfg.Limits.DenyList(),
+			SilentFrom: d.silence.from,
+			Registry:   d.reg,
+		}},
 	})
 	if err != nil {
 		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
@@ -39,10 +43,14 @@ func (d *Daemon) newXDP() (part, error) {
 	d.xdp = f
 	d.log.Info("XDP fast path on: the socket path and the program each get half of [limits]",
 		"per_ip_rate", lim.PerIPRate, "per_ip_burst", lim.PerIPBurst, "unproven_rate", lim.UnprovenRate, "unproven_burst", lim.UnprovenBurst)
-	d.udp.AddCounts(f)
-	f.SetProtocols(protocolsOf(d.protos))
+	d.udp.AddCounts(f.CountsOf(xdpServer))
+	f.SetProtocols(xdpServer, protocolsOf(d.protos))
 	return f, nil
 }
+
+// xdpServer is the daemon's one server in the fast path (host mode names
+// each server by its file).
+const xdpServer = "main"
 
 // xdpModes are [xdp] mode's values as package xdp names them (config
 // cannot import xdp: the protocol packages' config types import config,
