@@ -17,6 +17,7 @@ import (
 	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
+	"github.com/queryd/queryd/xdp"
 )
 
 // Options are what a daemon is made from.
@@ -48,8 +49,8 @@ type Daemon struct {
 	// issuer is one (a batch's time is the time, whichever server's).
 	clock *dgram.Clock
 	build status.Build
-	// xdpFor names the server the XDP fast path serves (the first one).
-	xdpFor string
+	// fast is the XDP fast path, one program for every server (nil: off).
+	fast *xdp.FastPath
 	// multi: the host runs (or may run) several servers: logs name them.
 	multi bool
 
@@ -115,11 +116,13 @@ func New(opts Options) (_ *Daemon, err error) {
 			}
 		}
 	}()
-	if len(spec.servers) > 0 {
-		d.xdpFor = spec.servers[0].name
-	}
 	if err := d.startServers(spec); err != nil {
 		return nil, err
+	}
+	if p, err := d.newXDP(); err != nil {
+		return nil, err
+	} else if p != nil {
+		d.pending = append(d.pending, p) // started after the servers, stopped before them
 	}
 	if d.tick = d.newStatusTick(); d.tick != nil {
 		d.pending = append(d.pending, d.tick) // started before the admin listener, stopped after it
@@ -258,7 +261,9 @@ func (d *Daemon) serverFailed(f serverFailure) bool {
 	}
 	d.servers = append(d.servers[:i:i], d.servers[i+1:]...)
 	d.down = append(d.down, downServer{name: f.s.name, path: f.s.path, err: f.err})
+	rest := append([]*Server(nil), d.servers...)
 	d.mu.Unlock()
+	d.setFastServers(rest)
 	f.s.log.Error("server stopped: a part failed (the other servers run on; SIGHUP starts it again)", "err", f.err)
 	f.s.remove()
 	return false

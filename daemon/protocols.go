@@ -58,7 +58,7 @@ func (s *Server) swapProtocols(protos []live) {
 			p.proto.Update(snap)
 		}
 		if s.fast != nil {
-			s.fast.Changed() // after the updates: it reads the new replies
+			s.fast.Changed(s.name) // after the updates: it reads the new replies
 		}
 	})
 	hs := make([]responder.Handler, len(protos))
@@ -67,7 +67,7 @@ func (s *Server) swapProtocols(protos []live) {
 	}
 	s.udp.SetHandlers(hs...)
 	if s.fast != nil {
-		s.fast.SetProtocols(protocolsOf(protos))
+		s.fast.SetProtocols(s.name, protocolsOf(protos))
 	}
 	if s.unsub != nil {
 		s.unsub()

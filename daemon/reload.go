@@ -42,7 +42,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 		running[s.name] = s
 	}
 	named := map[string]bool{}
-	var next []*Server
+	var next, fresh []*Server
 	var down []downServer
 	for _, f := range spec.failed {
 		named[f.name] = true
@@ -70,12 +70,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 			continue
 		}
 		next = append(next, s)
-		d.mu.Lock()
-		if d.started {
-			s.start(d.failures)
-		}
-		d.mu.Unlock()
-		s.log.Info("SIGHUP: server started", "server", ss.name, "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
+		fresh = append(fresh, s)
 	}
 	for _, f := range spec.failed { // kept running on their last good config
 		if s := running[f.name]; s != nil {
@@ -88,9 +83,18 @@ func (d *Daemon) apply(spec *hostSpec) {
 			gone = append(gone, s)
 		}
 	}
+	d.setFastServers(next) // the new ones attached before they start; the removed ones' frames pass before their sockets close
 	d.mu.Lock()
+	if d.started {
+		for _, s := range fresh {
+			s.start(d.failures)
+		}
+	}
 	d.servers, d.down = next, down
 	d.mu.Unlock()
+	for _, s := range fresh {
+		s.log.Info("SIGHUP: server started", "server", s.name, "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
+	}
 	for _, s := range gone {
 		s.remove()
 		s.log.Info("SIGHUP: server removed: stopped", "server", s.name)
@@ -117,11 +121,11 @@ func (s *Server) reload(nc *config.Config, servers int) {
 	if err := s.udp.SetLimits(s.pathLimits(nc)); err != nil {
 		s.log.Error("SIGHUP: limits rejected", "err", err)
 	} else if s.fast != nil {
-		s.fast.SetLimits(s.pathLimits(nc))
+		s.fast.SetLimits(s.name, s.pathLimits(nc))
 	}
 	s.udp.SetDeny(nc.Limits.DenyList())
 	if s.fast != nil {
-		s.fast.SetDeny(nc.Limits.DenyList())
+		s.fast.SetDeny(s.name, nc.Limits.DenyList())
 	}
 	s.swapProtocols(protos)
 	for _, k := range nc.RestartKeys(s.cfg) {

@@ -39,8 +39,8 @@ type Server struct {
 	upstream *upstream.Poller // nil without [upstream]
 	silence  *silence
 	udp      *responder.Server
-	// fast is the XDP fast path while it serves this server (the host's
-	// first server only until the program is keyed by destination).
+	// fast is the host's XDP fast path while it answers for this server
+	// (set before the server starts).
 	fast *xdp.FastPath
 	// page is the status page's sampler (nil when the admin listener is
 	// off); the host samples every server in one tick.
@@ -94,13 +94,6 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 			return nil, err
 		}
 		if p != nil {
-			parts = append(parts, p)
-		}
-	}
-	if d.xdpFor == name {
-		if p, err := s.newXDP(); err != nil {
-			return nil, err
-		} else if p != nil {
 			parts = append(parts, p)
 		}
 	}

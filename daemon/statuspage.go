@@ -32,8 +32,8 @@ func (s *Server) newStatus() *status.Sampler {
 	if s.upstream != nil {
 		src.Upstream = s.upstream.Status
 	}
-	if s.fast != nil {
-		src.FastSources = s.fast.DrainSources // the sources the program answered
+	if len(s.host.main.XDP.Interfaces) > 0 {
+		src.FastSources = s.fastSources // the sources the program answered
 	}
 	return status.New(src, s.log.With("part", "status"))
 }

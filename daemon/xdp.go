@@ -1,47 +1,113 @@
 package daemon
 
 import (
+	"fmt"
+
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/xdp"
 )
 
-// newXDP loads and attaches the XDP fast path when [xdp] interfaces is set.
-// It never fails the start: when the kernel refuses (no CAP_BPF or
-// CAP_NET_ADMIN, no XDP, an unknown interface), queryd logs why and serves
-// on the socket path.
-func (s *Server) newXDP() (part, error) {
-	c := s.cfg.XDP
+// newXDP loads and attaches the XDP fast path when [xdp] interfaces is set:
+// one program for every server of the host, keyed by destination (each
+// server's listen addresses), answering each from its own replies, tokens
+// and budgets. It never fails the start: when the kernel refuses (no
+// CAP_BPF or CAP_NET_ADMIN, no XDP, an unknown interface), queryd logs why
+// and serves on the socket path. It runs as a host part, started after the
+// servers and stopped before them.
+func (d *Daemon) newXDP() (part, error) {
+	c := d.main.XDP
 	if len(c.Interfaces) == 0 {
 		return nil, nil
 	}
-	lim := shareLimits(limitsOf(s.cfg))
+	servers := d.running()
 	f, err := xdp.New(xdp.Config{
 		Interfaces: c.Interfaces,
 		Mode:       xdpModes[c.Mode],
-		Listen:     s.udp.Addrs(),
-		Issuer:     s.host.issuer,
-		Limits:     lim,
-		Deny:       s.cfg.Limits.DenyList(),
-		SilentFrom: s.silence.from,
-		Logger:     s.log.With("part", "xdp"),
-		Registry:   s.host.reg,
+		Issuer:     d.issuer,
+		Logger:     d.log.With("part", "xdp"),
+		Registry:   d.reg,
+		Servers:    xdpServers(servers),
 	})
 	if err != nil {
-		s.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
+		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}
-	if err := s.udp.SetLimits(lim); err != nil {
-		closePart(f)
-		return nil, err
+	for _, s := range servers {
+		if err := s.attachFast(f); err != nil {
+			closePart(f)
+			return nil, err
+		}
+	}
+	d.fast = f
+	d.log.Info("XDP fast path on: the socket path and the program each get half of each server's [limits]", "servers", len(servers))
+	return f, nil
+}
+
+// xdpServers are the servers' shares of the program.
+func xdpServers(servers []*Server) []xdp.Server {
+	out := make([]xdp.Server, len(servers))
+	for i, s := range servers {
+		out[i] = s.xdpServer()
+	}
+	return out
+}
+
+// xdpServer is the server's share of the program: its bound addresses, its
+// half of [limits], its deny list, its silence and its series.
+func (s *Server) xdpServer() xdp.Server {
+	c := s.config()
+	return xdp.Server{
+		Name:       s.name,
+		Listen:     s.udp.Addrs(),
+		Limits:     shareLimits(limitsOf(c)),
+		Deny:       c.Limits.DenyList(),
+		SilentFrom: s.silence.from,
+		Registry:   s.reg,
+	}
+}
+
+// attachFast makes f answer for the server (SetServers has added it): its
+// socket path takes the other half of [limits], counts the program's
+// answers for it with its own, and the program gets its protocols.
+func (s *Server) attachFast(f *xdp.FastPath) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.udp.SetLimits(shareLimits(limitsOf(s.cfg))); err != nil {
+		return fmt.Errorf("server %s: %w", s.name, err)
 	}
 	s.fast = f
-	s.log.Info("XDP fast path on: the socket path and the program each get half of [limits]",
-		"per_ip_rate", lim.PerIPRate, "per_ip_burst", lim.PerIPBurst, "unproven_rate", lim.UnprovenRate, "unproven_burst", lim.UnprovenBurst)
-	s.udp.AddCounts(f)
-	f.SetProtocols(protocolsOf(s.protos))
-	return f, nil
+	s.udp.AddCounts(f.CountsOf(s.name))
+	f.SetProtocols(s.name, protocolsOf(s.protos))
+	return nil
+}
+
+// fastSources hands over the sources the program answered or dropped for
+// the server (the status page's busiest sources); none without it.
+func (s *Server) fastSources(dst []responder.SourceCount) []responder.SourceCount {
+	if s.fast == nil {
+		return dst
+	}
+	return s.fast.DrainServerSources(s.name, dst)
+}
+
+// setFastServers makes servers the program's (reloadMu held): added ones
+// attached, removed ones' frames passed to the socket path.
+func (d *Daemon) setFastServers(servers []*Server) {
+	if d.fast == nil {
+		return
+	}
+	if err := d.fast.SetServers(xdpServers(servers)); err != nil {
+		d.log.Error("XDP fast path: servers", "err", err)
+	}
+	for _, s := range servers {
+		if s.fast == nil {
+			if err := s.attachFast(d.fast); err != nil {
+				s.log.Error("XDP fast path: server not attached", "err", err)
+			}
+		}
+	}
 }
 
 // xdpModes are [xdp] mode's values as package xdp names them (config

@@ -32,11 +32,12 @@ func TestXDPPacketRateIsQuake3s(t *testing.T) {
 		mbe := bedrock.NewHandler(bedrock.Config{}, 2, 10)
 		for _, ps := range [][]module.Protocol{{q3, mbe}, {mbe, q3}} {
 			f := &FastPath{ncpu: 2}
+			s := &server{}
 			l := responder.DefaultLimits
-			f.limits.Store(&l)
-			f.protos.Store(&ps)
+			s.limits.Store(&l)
+			s.protos.Store(&ps)
 			var cfg querydConfig
-			f.setBudgets(&cfg)
+			f.setBudgets(s, &cfg)
 			if cfg.Q3Cost != c.wantCost || cfg.Q3Tau != c.tau {
 				t.Errorf("%s, %s first: cost %d ns, tau %d ns; want %d, %d", c.name, ps[0].Name(), cfg.Q3Cost, cfg.Q3Tau, c.wantCost, c.tau)
 			}

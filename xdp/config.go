@@ -15,24 +15,40 @@ import (
 // ErrUnsupported is New's error where the fast path cannot exist (not Linux).
 var ErrUnsupported = errors.New("the XDP fast path needs Linux")
 
-// Config configures the fast path.
+// Config configures the fast path: the host's part (one program on each
+// interface, one challenge issuer) and the servers it answers for.
 type Config struct {
-	Interfaces []string         // attach to these (at least one)
-	Mode       Mode             // ModeNative (default) or ModeGeneric
-	Listen     []netip.AddrPort // [listen] udp: the addresses it answers for
+	Interfaces []string // attach to these (at least one)
+	Mode       Mode     // ModeNative (default) or ModeGeneric
 	Issuer     *challenge.Issuer
-	Limits     responder.Limits
-	Deny       *responder.Deny // [limits] deny, the socket path's list (nil: none)
-	// SilentFrom is when the program must fall silent, from the daemon's
-	// one silence value (feed stale, or [upstream] stale or not yet
-	// answered): a time not after now while queryd is silent, the time it
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer // the host's series (queryd_xdp_attached)
+	// Servers are the game servers the program answers for, at most
+	// config.MaxServers (its tables are sized to it); SetServers replaces
+	// them.
+	Servers []Server
+
+	unbound bool // tests: attach the unbound program, as on a kernel before 6.8
+}
+
+// Server is one game server's share of the program: its destinations and
+// rules. Its replies come from SetProtocols, its budgets and deny list
+// from here or SetLimits and SetDeny.
+type Server struct {
+	Name   string           // unique among the servers
+	Listen []netip.AddrPort // [listen] udp, as bound: the addresses it answers for (wildcards allowed)
+	Limits responder.Limits // its share of [limits] (the daemon halves it while the program runs)
+	Deny   *responder.Deny  // [limits] deny, the socket path's list (nil: none)
+	// SilentFrom is when the program must fall silent for this server, from
+	// the daemon's one silence value (feed stale, or [upstream] stale or not
+	// yet answered): a time not after now while it is silent, the time it
 	// will be while it answers, the zero Time (or a nil func) while nothing
 	// can silence it. It is read every sync (50 ms).
 	SilentFrom func() time.Time
-	Logger     *slog.Logger
-	Registry   prometheus.Registerer
-
-	unbound bool // tests: attach the unbound program, as on a kernel before 6.8
+	// Registry takes the server's series (queryd_xdp_requests_total,
+	// queryd_xdp_passed_total, …); the daemon wraps it with its server
+	// label. Nil: none.
+	Registry prometheus.Registerer
 }
 
 // sum16 is the ones' complement sum of b as big-endian 16-bit words (a

@@ -152,21 +152,51 @@
 // and counts it as stale. A feed message or an answer revives it within
 // 50 ms.
 //
+// # Many servers, one program
+//
+// One program answers for every server of a host (Config.Servers, at most
+// config.MaxServers, 256: MAX_SERVERS in bpf/consts.h sizes the
+// per-server tables). The destination of each frame picks its server:
+// package xdp expands the servers' listen addresses over the attached
+// interfaces' local addresses (a wildcard listen: every address of its
+// family on each interface; an exact one: its address, where the
+// interface has it; an exact listen wins over another server's wildcard)
+// into dests, a hash keyed by (ingress interface, destination address,
+// port) whose value is the server's index with the interface's MAC and
+// flags, and ports, an array of the ports some server listens on. So one
+// lookup is the listen check, the "local address of this interface" check
+// and the interface's; a frame to a port no server has costs one array
+// read. Each server has its own config entry (its silence deadline, its
+// budgets and packet rates), replies, deny prefixes, unproven budget,
+// counters (exported on Server.Registry, which the daemon labels with the
+// server's name) and per-source entries (the budgets and the busiest
+// sources are keyed by server and source). The challenge issuer is the
+// host's: a token is bound to the client's address, so a token one server
+// issued is good at another of the same host. SetServers adds and removes
+// servers by name on SIGHUP: a removed server's frames pass to the socket
+// path at once (its destinations go, its config is disabled, its tables
+// cleared). The value of dests has room for issue 27's divert
+// (divert_port, flags).
+//
 // # Maps and updates
 //
-// config_map (the key, the clock offset, the feed's deadline, the budgets,
-// the listen table, the MTU, whether the deny and routes tries are in
-// use), ifaces, local_addrs (hashes) and routes (LPM trie), kept from
-// netlink, deny (LPM trie, [limits] deny, at most 4,096), replies (an array of maps holding one array
+// config_map (by server: the key, the clock offset, the server's
+// deadline, its budgets, the MTU, whether the deny and routes tries are in
+// use), dests and ports (the servers' destinations, above), local_addrs
+// (hash: the interfaces' addresses and broadcasts, which are never a
+// source) and routes (LPM trie), kept from netlink, deny (LPM trie, every
+// server's [limits] deny, keyed by server and prefix, at most 16,384 in
+// all), replies (an array of maps holding one array per server
 // of pre-encoded replies: the daemon builds a new array on every snapshot,
 // and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
 // query never sees half an update; the program's A2S_PLAYER reply may lag
 // the socket path's by up to one sync, 50 ms, after the second turns), perip,
 // q3rate and bedrate (LRU hashes), unproven (per CPU), stats_map (per-CPU
-// counters), sources (an LRU hash of 4,096 sources, IPv4 address or IPv6
-// /64, with what the program answered or dropped of each by outcome:
-// DrainSources empties it once a second into the status page's busiest
-// sources, beside the socket path's table). A reload ([limits], the
+// counters, by server), sources (an LRU hash of 4,096 sources of any
+// server, IPv4 address or IPv6 /64, with what the program answered or
+// dropped of each by outcome: DrainServerSources empties it once a second
+// into each server's status page's busiest sources, beside the socket
+// path's table). A reload ([limits], the
 // protocol sections) re-publishes the maps without re-attaching; [xdp]
 // itself and [limits] tracked_ips need a restart.
 //
@@ -175,7 +205,8 @@
 // The program's answers are counted under the responder's names:
 // queryd_requests_total{protocol,outcome} (answered, challenged,
 // rate_limited, stale), queryd_received_bytes_total and
-// queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode},
+// queryd_sent_bytes_total. Its own: queryd_xdp_attached{interface,mode}
+// (the host's), and per server (Server.Registry)
 // queryd_xdp_requests_total{protocol,outcome} (its share of
 // queryd_requests_total; protocol a2s, gamespy4, quake3, sqp, bedrock or
 // sagl; outcome denied too), queryd_xdp_passed_total{reason} (datagrams
@@ -198,7 +229,7 @@
 //
 // # Building
 //
-// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the listen table) and
+// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination) and
 // hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
 // quake3.h, sqp.h, bedrock.h, sagl.h; challenge.h makes a challenge from a
 // module's template); the other headers hold one concern each: consts.h and

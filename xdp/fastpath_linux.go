@@ -4,14 +4,12 @@ package xdp
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math"
 	"net"
-	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,8 +18,6 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/queryd/queryd/dgram"
-	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 )
 
@@ -30,7 +26,9 @@ const syncEvery = 50 * time.Millisecond
 
 // FastPath is the loaded and attached XDP program with the maps it reads.
 // New acquires it (load, attach); Serve keeps the maps in sync until its
-// context ends, then detaches.
+// context ends, then detaches. One program answers for every server of
+// the host (Config.Servers, SetServers), each from its own replies,
+// budgets, deny list and silence.
 type FastPath struct {
 	cfg        Config
 	log        *slog.Logger
@@ -42,22 +40,20 @@ type FastPath struct {
 	net        *netWatch
 	ncpu       int
 	mtu        uint32 // the smallest MTU of the interfaces
-	protos     atomic.Pointer[[]module.Protocol]
-	limits     atomic.Pointer[responder.Limits]
-	deny       atomic.Pointer[responder.Deny]
 	kick       chan struct{}
 	disabled   atomic.Bool  // tests: pass everything to the socket path
 	clockShift atomic.Int64 // tests: ns added to the program's wall clock (token epochs)
 
-	mu       sync.Mutex // guards what Serve and a scrape share
-	last     [numSlots]querydReply
-	drained  sourceBuf // DrainSources' batch buffer
-	lastCfg  querydConfig
-	lastNet  netState
-	lastDeny map[querydDenykey]bool
-	updates  uint64 // reply publications
-	closed   bool
-	closeErr error
+	mu        sync.Mutex         // guards what follows, shared by Serve, SetServers and a scrape
+	servers   map[string]*server // by name
+	byIndex   [maxServers]*server
+	drained   sourceBuf // DrainSources' batch buffer
+	lastNet   netState
+	lastDests map[querydDestkey]querydDest
+	lastPorts map[uint16]uint32
+	updates   uint64 // reply publications, all servers
+	closed    bool
+	closeErr  error
 }
 
 // attached is one interface the program is attached to.
@@ -84,15 +80,19 @@ func New(cfg Config) (f *FastPath, err error) {
 	if cfg.Issuer == nil {
 		return nil, errors.New("no challenge issuer")
 	}
+	if err := checkServers(cfg.Servers); err != nil {
+		return nil, err
+	}
 	spec, err := loadQueryd()
 	if err != nil {
 		return nil, err
 	}
-	tracked := uint32(max(cfg.Limits.TrackedIPs, 16))
+	tracked := trackedEntries(cfg.Servers)
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapQ3rate].MaxEntries = tracked
 	spec.Maps[querydMapBedrate].MaxEntries = tracked
-	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(), kick: make(chan struct{}, 1)}
+	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(),
+		kick: make(chan struct{}, 1), servers: map[string]*server{}}
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}
@@ -108,25 +108,41 @@ func New(cfg Config) (f *FastPath, err error) {
 	if f.net, err = openNetWatch(); err != nil {
 		return nil, err
 	}
-	l := cfg.Limits
-	f.limits.Store(&l)
-	f.deny.Store(cfg.Deny)
 	mtu, err := f.attachAll()
 	if err != nil {
 		return nil, err
 	}
 	f.mtu = uint32(mtu)
-	// The interfaces' addresses and the deny list before the first query
-	// (each writes the config map).
-	if err := errors.Join(f.syncNet(), f.syncDeny()); err != nil {
-		return nil, err
-	}
 	if cfg.Registry != nil {
 		if err := cfg.Registry.Register(collector{f}); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
+	// The servers, the interfaces' addresses (the destinations) and the
+	// deny lists before the first query.
+	if err := f.SetServers(cfg.Servers); err != nil {
+		return nil, err
+	}
+	if err := f.syncNet(); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// trackedEntries sizes the per-source budget maps, which the servers
+// share: the sum of their [limits] tracked_ips (the default for a server
+// that leaves it 0), at least 16, at most 1 << 20. Servers added later
+// share what the first ones got (an LRU: the least recent are forgotten).
+func trackedEntries(ss []Server) uint32 {
+	n := 0
+	for _, s := range ss {
+		t := s.Limits.TrackedIPs
+		if t <= 0 {
+			t = responder.DefaultLimits.TrackedIPs
+		}
+		n += t
+	}
+	return uint32(min(max(n, 16), 1<<20))
 }
 
 // attachAll attaches the program to every interface and returns the
@@ -245,45 +261,14 @@ func held(err error) bool {
 // Name is the part's label in logs.
 func (f *FastPath) Name() string { return "xdp" }
 
-// SetProtocols makes ps the protocols whose replies the program sends (at
-// start and on reload); it does not re-attach.
-func (f *FastPath) SetProtocols(ps []module.Protocol) {
-	ps = append([]module.Protocol(nil), ps...)
-	f.protos.Store(&ps)
-	f.Changed()
-}
-
-// SetDeny replaces the [limits] deny list (on reload): the socket path's,
-// the same one.
-func (f *FastPath) SetDeny(d *responder.Deny) {
-	f.deny.Store(d)
-	f.Changed()
-}
-
-// SetLimits replaces the budgets (on reload). The per-source state is kept;
-// [limits] tracked_ips takes effect on a restart.
-func (f *FastPath) SetLimits(l responder.Limits) {
-	f.limits.Store(&l)
-	f.Changed()
-}
-
-// Changed tells Serve that the replies may have changed (a new snapshot);
-// it never blocks.
-func (f *FastPath) Changed() {
-	select {
-	case f.kick <- struct{}{}:
-	default:
-	}
-}
-
 // Serve keeps the maps in sync (replies on every change and every second,
-// the feed's freshness and the clocks every syncEvery) until ctx is done,
+// the feeds' freshness and the clocks every syncEvery) until ctx is done,
 // then detaches and frees the program.
 func (f *FastPath) Serve(ctx context.Context) error {
 	defer f.close()
 	tick := time.NewTicker(syncEvery)
 	defer tick.Stop()
-	f.publishLogged()
+	f.each(func(s *server) { f.refresh(s, true) })
 	sec := time.Now().Unix()
 	var netAt time.Time // the last netlink dump
 	netDue := false     // a change came in less than netEvery after it
@@ -292,25 +277,58 @@ func (f *FastPath) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-f.kick:
-			f.denyLogged()
-			f.syncLogged()
-			f.publishLogged()
+			f.each(func(s *server) {
+				if s.dirty.Swap(false) {
+					f.refresh(s, true)
+				}
+			})
 		case <-f.net.changed:
 			if netDue = time.Since(netAt) < netEvery; !netDue {
 				f.netLogged()
 				netAt = time.Now()
 			}
 		case now := <-tick.C:
-			f.syncLogged()
-			if s := now.Unix(); s != sec || netDue && now.Sub(netAt) >= netEvery {
-				if s != sec {
-					sec = s
-					f.publishLogged()
-				}
+			s := now.Unix()
+			f.each(func(srv *server) { f.refresh(srv, s != sec) })
+			if s != sec || netDue && now.Sub(netAt) >= netEvery {
+				sec = s
 				netDue = false
 				f.netLogged() // also once a second, in case a notice was lost
 				netAt = now
 			}
+		}
+	}
+}
+
+// each calls fn for every server (a copy of the list: fn may take f.mu).
+func (f *FastPath) each(fn func(*server)) {
+	f.mu.Lock()
+	ss := make([]*server, 0, len(f.servers))
+	for _, s := range f.byIndex {
+		if s != nil {
+			ss = append(ss, s)
+		}
+	}
+	f.mu.Unlock()
+	for _, s := range ss {
+		fn(s)
+	}
+}
+
+// refresh writes a server's deny list and config, and its replies when
+// publish is set (a change, or once a second).
+func (f *FastPath) refresh(s *server, publish bool) {
+	if publish {
+		if err := f.syncDeny(s); err != nil {
+			f.log.Warn("XDP: writing the deny list", "server", s.cfg.Name, "err", err)
+		}
+	}
+	if err := f.syncConfig(s); err != nil {
+		f.log.Warn("XDP: writing the config map", "server", s.cfg.Name, "err", err)
+	}
+	if publish {
+		if err := f.publish(s, time.Now()); err != nil {
+			f.log.Warn("XDP: publishing the replies", "server", s.cfg.Name, "err", err)
 		}
 	}
 }
@@ -326,178 +344,11 @@ func (f *FastPath) netLogged() {
 	}
 }
 
-func (f *FastPath) denyLogged() {
-	if err := f.syncDeny(); err != nil {
-		f.log.Warn("XDP: writing the deny list", "err", err)
-	}
-}
-
-func (f *FastPath) publishLogged() {
-	if err := f.publish(time.Now()); err != nil {
-		f.log.Warn("XDP: publishing the replies", "err", err)
-	}
-}
-
-func (f *FastPath) syncLogged() {
-	if err := f.syncConfig(); err != nil {
-		f.log.Warn("XDP: writing the config map", "err", err)
-	}
-}
-
-// publish asks the protocols for their replies and, when they changed,
-// swaps a new replies array into the program's map whole.
-func (f *FastPath) publish(now time.Time) error {
-	var slots [numSlots]querydReply
-	if ps := f.protos.Load(); ps != nil {
-		for _, p := range *ps {
-			if fp, ok := p.(module.FastPath); ok {
-				fp.FastReplies(now, func(r module.FastReply) { fill(&slots, r) })
-			}
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed || slots == f.last {
-		return nil
-	}
-	m, err := ebpf.NewMap(f.inner)
-	if err != nil {
-		return fmt.Errorf("replies array: %w", err)
-	}
-	defer m.Close() // the outer map keeps its own reference
-	for i := range slots {
-		if slots[i].Len == 0 {
-			continue
-		}
-		if err := m.Put(uint32(i), &slots[i]); err != nil {
-			return fmt.Errorf("reply %d: %w", i, err)
-		}
-	}
-	if err := f.maps.Replies.Put(uint32(0), m); err != nil {
-		return fmt.Errorf("swap the replies: %w", err)
-	}
-	f.last = slots
-	f.updates++
-	return nil
-}
-
-// fill puts r into its slot, unless the program does not know it or it
-// does not fit one reply.
-func fill(slots *[numSlots]querydReply, r module.FastReply) {
-	i, ok := slotOf[r.Query]
-	if !ok || len(r.Reply) == 0 || len(r.Reply) > maxReply {
-		return
-	}
-	s := &slots[i]
-	s.Len = uint32(len(r.Reply))
-	s.Csum = sum16(r.Reply)
-	if r.Open {
-		s.Flags = replyOpen
-	}
-	copy(s.Data[:], r.Reply)
-}
-
-// syncConfig writes the config map when it changed: the clocks' offset,
-// the feed's freshness, the budgets, the listen addresses.
-func (f *FastPath) syncConfig() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return nil
-	}
-	c := f.lastCfg
-	key := f.cfg.Issuer.Key()
-	c.K0 = binary.LittleEndian.Uint64(key[:8])
-	c.K1 = binary.LittleEndian.Uint64(key[8:])
-	mono, wall := clocks()
-	off := uint64(wall - mono + f.clockShift.Load())
-	if d := int64(off - c.WallOffset); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
-		c.WallOffset = off // the offset moves with steps of the wall clock only
-	}
-	c.FreshUntil = f.freshUntil(wall, mono)
-	f.setBudgets(&c)
-	c.Listen = listenEntries(f.cfg.Listen)
-	c.Mtu = f.mtu
-	c.Deny = uint32(len(f.lastDeny))
-	c.Routes = 0
-	if f.lastNet.routes != nil && !f.lastNet.full {
-		c.Routes = 1
-	}
-	c.Enabled = 1
-	if f.disabled.Load() {
-		c.Enabled = 0
-	}
-	if c == f.lastCfg && c.K0 != 0 {
-		return nil
-	}
-	if err := f.maps.ConfigMap.Put(uint32(0), &c); err != nil {
-		return err
-	}
-	f.lastCfg = c
-	return nil
-}
-
 // clocks reads CLOCK_MONOTONIC (bpf_ktime_get_ns) and the wall clock.
 func clocks() (mono, wall int64) {
 	var m unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &m)
 	return m.Nano(), time.Now().UnixNano()
-}
-
-// freshUntil is the monotonic time from which the program is silent
-// (Config.SilentFrom on the monotonic clock); ^0 while nothing can silence it.
-func (f *FastPath) freshUntil(wall, mono int64) uint64 {
-	if f.cfg.SilentFrom == nil {
-		return math.MaxUint64
-	}
-	from := f.cfg.SilentFrom()
-	if from.IsZero() {
-		return math.MaxUint64
-	}
-	at := from.UnixNano() - (wall - mono)
-	if at < 0 {
-		return 0
-	}
-	return uint64(at)
-}
-
-// setBudgets writes the byte budgets and Quake 3's and Bedrock's packet
-// rates into c,
-// with the responder's semantics: the unproven budget split among the
-// receive loops (here the CPUs), each share's burst at least 1,500 bytes.
-func (f *FastPath) setBudgets(c *querydConfig) {
-	l := *f.limits.Load()
-	if l == (responder.Limits{}) {
-		l = responder.DefaultLimits
-	}
-	c.PeripRate, c.PeripBurst = uint64(l.PerIPRate), uint64(l.PerIPBurst)
-	c.PeripTau = tau(c.PeripBurst, float64(c.PeripRate))
-	n := max(f.ncpu, 1)
-	c.UnpRate = uint64(max(l.UnprovenRate/n, 1))
-	c.UnpBurst = uint64(max(l.UnprovenBurst/n, 1500))
-	c.UnpTau = tau(c.UnpBurst, float64(c.UnpRate))
-	c.Q3Cost, c.Q3Tau = f.packetRate(protoQ3)
-	c.BedrockCost, c.BedrockTau = f.packetRate(protoBedrock)
-}
-
-// packetRate is the per-source packet rate of the protocol of the
-// program's row proto, as the GCRA's cost per request and tolerance in ns
-// (0, 0: none): each protocol's own, whatever the order of the protocols.
-func (f *FastPath) packetRate(proto int) (cost, tolerance uint64) {
-	ps := f.protos.Load()
-	if ps == nil {
-		return 0, 0
-	}
-	for _, p := range *ps {
-		pl, ok := p.(dgram.PacketLimited)
-		if !ok || p.Name() != protocolLabel[proto] {
-			continue
-		}
-		if r, burst := pl.PacketLimit(); r > 0 {
-			return uint64(math.Ceil(1e9 / r)), tau(uint64(max(burst, 1)), r)
-		}
-	}
-	return 0, 0
 }
 
 // tau is how long a bucket of burst tokens at rate tokens/s takes to fill,
@@ -506,41 +357,22 @@ func tau(burst uint64, rate float64) uint64 {
 	return uint64(math.Ceil(float64(burst) * 1e9 / rate))
 }
 
-// listenEntries are the program's listen table: port, family, address (or
-// any). An IPv6 socket is IPv6 only (the batch layer sets IPV6_V6ONLY).
-func listenEntries(aps []netip.AddrPort) (out [len(querydConfig{}.Listen)]querydListen) {
-	for i, ap := range aps {
-		if i == len(out) {
-			break
-		}
-		e := &out[i]
-		e.Port = ap.Port()
-		a := ap.Addr().Unmap()
-		if ap.Addr().Is6() && !ap.Addr().Is4In6() {
-			e.V6 = 1
-		}
-		if a.IsUnspecified() {
-			e.Any = 1
+// Counts returns the program's counters of every server summed over the
+// CPUs, by protocol (CountsOf gives one server's).
+func (f *FastPath) Counts() []responder.Counts {
+	var sum querydStats
+	f.mu.Lock()
+	ss := f.byIndex
+	f.mu.Unlock()
+	for _, s := range ss {
+		if s == nil {
 			continue
 		}
-		if e.V6 == 1 {
-			e.Addr = a.As16()
-		} else {
-			b := a.As4()
-			copy(e.Addr[:], b[:])
+		if st, ok := f.stats(s.index); ok {
+			addStats(&sum, &st)
 		}
 	}
-	return out
-}
-
-// Counts returns the program's counters summed over the CPUs, by protocol,
-// for the responder's metrics.
-func (f *FastPath) Counts() []responder.Counts {
-	st, ok := f.stats()
-	if !ok {
-		return nil
-	}
-	return countsOf(st)
+	return countsOf(sum)
 }
 
 // countsOf arranges the program's summed counters by protocol, with the
@@ -557,8 +389,8 @@ func countsOf(st querydStats) []responder.Counts {
 	return out
 }
 
-// stats sums the per-CPU counters.
-func (f *FastPath) stats() (querydStats, bool) {
+// stats sums server index i's per-CPU counters.
+func (f *FastPath) stats(i uint32) (querydStats, bool) {
 	var sum querydStats
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -566,23 +398,28 @@ func (f *FastPath) stats() (querydStats, bool) {
 		return sum, false
 	}
 	var per []querydStats
-	if err := f.maps.StatsMap.Lookup(uint32(0), &per); err != nil {
+	if err := f.maps.StatsMap.Lookup(i, &per); err != nil {
 		return sum, false
 	}
-	for _, s := range per {
-		for p := range s.Req {
-			for o := range s.Req[p] {
-				sum.Req[p][o] += s.Req[p][o]
-			}
-			sum.In[p] += s.In[p]
-			sum.Out[p] += s.Out[p]
-		}
-		for r := range s.Passed {
-			sum.Passed[r] += s.Passed[r]
-		}
-		sum.ResizeFailed += s.ResizeFailed
+	for k := range per {
+		addStats(&sum, &per[k])
 	}
 	return sum, true
+}
+
+// addStats adds s to sum.
+func addStats(sum, s *querydStats) {
+	for p := range s.Req {
+		for o := range s.Req[p] {
+			sum.Req[p][o] += s.Req[p][o]
+		}
+		sum.In[p] += s.In[p]
+		sum.Out[p] += s.Out[p]
+	}
+	for r := range s.Passed {
+		sum.Passed[r] += s.Passed[r]
+	}
+	sum.ResizeFailed += s.ResizeFailed
 }
 
 // close detaches from every interface and frees the program and maps.
@@ -605,6 +442,14 @@ func (f *FastPath) close() error {
 	if f.net != nil {
 		f.net.close()
 	}
+	for _, s := range f.byIndex {
+		if s != nil && s.cfg.Registry != nil {
+			s.cfg.Registry.Unregister(s.coll)
+		}
+	}
+	if f.cfg.Registry != nil {
+		f.cfg.Registry.Unregister(collector{f})
+	}
 	if err := f.maps.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -612,8 +457,9 @@ func (f *FastPath) close() error {
 	return f.closeErr
 }
 
-// syncNet writes the interfaces' MACs, VLAN flags and addresses into the
-// program's maps when netlink says they changed.
+// syncNet reads the interfaces' MACs, VLAN flags, addresses and routes
+// from netlink and writes them into the program's maps when they changed:
+// the destinations (dests), the local addresses and the routes.
 func (f *FastPath) syncNet() error {
 	want := map[uint32]bool{}
 	for _, a := range f.links {
@@ -624,26 +470,11 @@ func (f *FastPath) syncNet() error {
 		return err
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.closed {
+		f.mu.Unlock()
 		return nil
 	}
 	var errs []error
-	for idx, info := range st.ifaces {
-		v := querydIface{Mac: info.mac}
-		if info.vlanUppers {
-			v.Flags = querydIfaceFlagsIFACE_VLAN_UPPERS
-		}
-		if old, ok := f.lastNet.ifaces[idx]; ok && old == info {
-			continue
-		}
-		errs = append(errs, f.maps.Ifaces.Put(idx, &v))
-	}
-	for idx := range f.lastNet.ifaces {
-		if _, ok := st.ifaces[idx]; !ok {
-			errs = append(errs, f.maps.Ifaces.Delete(idx))
-		}
-	}
 	for k, kind := range f.lastNet.addrs {
 		if now, ok := st.addrs[k]; !ok || now != kind {
 			errs = append(errs, f.maps.LocalAddrs.Delete(k))
@@ -653,6 +484,7 @@ func (f *FastPath) syncNet() error {
 		if old, ok := f.lastNet.addrs[k]; !ok || old != kind {
 			if err := f.maps.LocalAddrs.Put(k, &kind); err != nil {
 				delete(st.addrs, k) // full (more than MAX_ADDRS): queries to it pass
+				st.full = true      // and the mirrored route check passes everything (it cannot tell our own addresses)
 				errs = append(errs, fmt.Errorf("local address table: %w", err))
 			}
 		}
@@ -674,47 +506,8 @@ func (f *FastPath) syncNet() error {
 		f.log.Warn("XDP: more routes than the program mirrors; on interfaces that do not forward, queries pass to the socket path", "max", maxRoutes)
 	}
 	f.lastNet = st
+	errs = append(errs, f.syncDestsLocked())
 	f.mu.Unlock()
-	errs = append(errs, f.syncConfig())
-	f.mu.Lock()
+	f.each(func(s *server) { errs = append(errs, f.syncConfig(s)) })
 	return errors.Join(errs...)
-}
-
-// syncDeny writes [limits] deny into the program's trie when it changed,
-// then the config map's count of its entries (0: the program skips the
-// lookup).
-func (f *FastPath) syncDeny() error {
-	want := map[querydDenykey]bool{}
-	for _, p := range f.deny.Load().Prefixes() {
-		want[denyKey(p)] = true
-	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		return nil
-	}
-	var errs []error
-	for k := range want {
-		if !f.lastDeny[k] {
-			one := uint8(1)
-			errs = append(errs, f.maps.Deny.Put(k, &one))
-		}
-	}
-	for k := range f.lastDeny {
-		if !want[k] {
-			errs = append(errs, f.maps.Deny.Delete(k))
-		}
-	}
-	f.lastDeny = want
-	f.mu.Unlock()
-	return errors.Join(append(errs, f.syncConfig())...)
-}
-
-// denyKey is the trie key of p: IPv4 as ::ffff:a.b.c.d/96+n.
-func denyKey(p netip.Prefix) querydDenykey {
-	bits := p.Bits()
-	if p.Addr().Is4() {
-		bits += 96
-	}
-	return querydDenykey{Prefixlen: uint32(bits), Addr: p.Addr().As16()}
 }

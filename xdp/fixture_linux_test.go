@@ -27,6 +27,9 @@ import (
 
 const testPort = 27015
 
+// testServer is the fixture's one server.
+const testServer = "main"
+
 // fixture is queryd's responder (the socket path) and the fast path, in
 // the server namespace of a test network, answering A2S, GameSpy4, Quake 3,
 // SQP, Bedrock and SAGL from one state.
@@ -125,13 +128,17 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 		fx.fp, err = New(Config{
 			Interfaces: []string{fx.net.srvIf},
 			Mode:       ModeNative,
-			Listen:     fx.srv.Addrs(),
 			Issuer:     fx.issuer,
-			Limits:     lim,
-			Deny:       o.deny,
 			unbound:    o.unbound,
-			SilentFrom: fx.silentFrom,
 			Registry:   fx.reg,
+			Servers: []Server{{
+				Name:       testServer,
+				Listen:     fx.srv.Addrs(),
+				Limits:     lim,
+				Deny:       o.deny,
+				SilentFrom: fx.silentFrom,
+				Registry:   fx.reg,
+			}},
 		})
 		return err
 	})
@@ -142,14 +149,14 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 	if fx.fp.links[0].mode != ModeNative {
 		t.Fatalf("attached in %s mode, want native on a veth", fx.fp.links[0].mode)
 	}
-	fx.srv.AddCounts(fx.fp)
-	fx.fp.SetProtocols(protos)
+	fx.srv.AddCounts(fx.fp.CountsOf(testServer))
+	fx.fp.SetProtocols(testServer, protos)
 	fx.srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- fx.fp.Serve(ctx) }()
 	t.Cleanup(func() {
-		if st, ok := fx.fp.stats(); ok {
+		if st, ok := fx.stats(); ok {
 			t.Logf("the program passed, by reason (other, not_local, martian, malformed, vlan, no_route): %v", st.Passed)
 		}
 		cancel()
@@ -158,6 +165,18 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 	})
 	fx.waitPublished(t)
 	return fx
+}
+
+// main is the fixture's server in the fast path.
+func (fx *fixture) main() *server { return fx.fp.lookup(testServer) }
+
+// stats are the program's counters of the fixture's server.
+func (fx *fixture) stats() (querydStats, bool) {
+	s := fx.main()
+	if s == nil {
+		return querydStats{}, false
+	}
+	return fx.fp.stats(s.index)
 }
 
 // fed is the feed's last message time (LastFed).
@@ -204,7 +223,7 @@ func (fx *fixture) waitPublished(t *testing.T) {
 func (fx *fixture) setEnabled(t *testing.T, on bool) {
 	t.Helper()
 	fx.fp.disabled.Store(!on)
-	if err := fx.fp.syncConfig(); err != nil {
+	if err := fx.fp.syncConfig(fx.main()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -213,7 +232,7 @@ func (fx *fixture) setEnabled(t *testing.T, on bool) {
 func (fx *fixture) shiftClock(t *testing.T, d time.Duration) {
 	t.Helper()
 	fx.fp.clockShift.Store(int64(d))
-	if err := fx.fp.syncConfig(); err != nil {
+	if err := fx.fp.syncConfig(fx.main()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -221,7 +240,7 @@ func (fx *fixture) shiftClock(t *testing.T, d time.Duration) {
 // answered returns the program's counts of one protocol and outcome.
 func (fx *fixture) count(t *testing.T, proto, outcome int) uint64 {
 	t.Helper()
-	st, ok := fx.fp.stats()
+	st, ok := fx.stats()
 	if !ok {
 		t.Fatal("no stats")
 	}

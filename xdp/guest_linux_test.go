@@ -85,9 +85,9 @@ func TestXDPRoutedGuest(t *testing.T) {
 	c := fx.dial(t, cliAddr4, guestAddr4)
 	for _, on := range []bool{true, false} {
 		fx.setEnabled(t, on)
-		st0, _ := fx.fp.stats()
+		st0, _ := fx.stats()
 		reply := c.ask(t, a2sInfo, time.Second)
-		st1, _ := fx.fp.stats()
+		st1, _ := fx.stats()
 		if !bytes.HasPrefix(reply, []byte("guest:")) {
 			t.Fatalf("XDP on %v: a query to the guest got % x, want the guest's own answer", on, reply)
 		}
@@ -108,11 +108,11 @@ func TestXDPRoutedGuest(t *testing.T) {
 	f := frame{dstMAC: macOf(t, fx.net.srvNS, fx.net.srvIf), srcMAC: macOf(t, fx.net.cliNS, fx.net.cliIf), src: noRouteBack, dst: srvAddr4, payload: a2sInfo}
 	for _, on := range []bool{true, false} {
 		fx.setEnabled(t, on)
-		st0, _ := fx.fp.stats()
+		st0, _ := fx.stats()
 		if n := w.replies(t, f.bytes(), 300*time.Millisecond); n != 0 {
 			t.Errorf("XDP on %v: a source with no route back through the veth got %d replies", on, n)
 		}
-		st1, _ := fx.fp.stats()
+		st1, _ := fx.stats()
 		if on && st1.Passed[querydPassReasonPASS_NO_ROUTE] != st0.Passed[querydPassReasonPASS_NO_ROUTE]+1 {
 			t.Errorf("the source with no route back was not passed as no_route: %v → %v", st0.Passed, st1.Passed)
 		}
@@ -156,7 +156,7 @@ func TestXDPDeny(t *testing.T) {
 		}
 	}
 	// A reload to no list: the program and the socket path answer again.
-	fx.fp.SetDeny(nil)
+	fx.fp.SetDeny(testServer, nil)
 	fx.srv.SetDeny(nil)
 	fx.setEnabled(t, true)
 	deadline := time.Now().Add(3 * time.Second)

@@ -19,12 +19,34 @@ var (
 		"Times the XDP fast path's replies were re-published (a new snapshot, or A2S_PLAYER's durations once a second).", nil, nil)
 )
 
-// collector exports the fast path's own metrics.
+// collector exports the host's series of the fast path (Config.Registry).
 type collector struct{ f *FastPath }
 
 // Describe implements prometheus.Collector.
-func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descAttached
+func (c collector) Describe(ch chan<- *prometheus.Desc) { ch <- descAttached }
+
+// Collect implements prometheus.Collector.
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	c.f.mu.Lock()
+	closed := c.f.closed
+	c.f.mu.Unlock()
+	if closed {
+		return
+	}
+	for _, a := range c.f.links {
+		ch <- prometheus.MustNewConstMetric(descAttached, prometheus.GaugeValue, 1, a.name, a.mode.String())
+	}
+}
+
+// serverCollector exports one server's series (Server.Registry, which the
+// daemon labels with the server's name).
+type serverCollector struct {
+	f *FastPath
+	s *server
+}
+
+// Describe implements prometheus.Collector.
+func (c serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descPassed
 	ch <- descResize
 	ch <- descRequests
@@ -32,17 +54,12 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (c collector) Collect(ch chan<- prometheus.Metric) {
-	st, ok := c.f.stats()
+func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
+	st, ok := c.f.stats(c.s.index)
 	c.f.mu.Lock()
-	closed, updates := c.f.closed, c.f.updates
+	live, updates := c.f.byIndex[c.s.index] == c.s && !c.f.closed, c.s.updates
 	c.f.mu.Unlock()
-	if !closed {
-		for _, a := range c.f.links {
-			ch <- prometheus.MustNewConstMetric(descAttached, prometheus.GaugeValue, 1, a.name, a.mode.String())
-		}
-	}
-	if ok {
+	if ok && live {
 		for r, n := range st.Passed {
 			ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(n), passLabel[r])
 		}

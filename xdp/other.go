@@ -21,23 +21,40 @@ func (*FastPath) Name() string { return "xdp" }
 // Serve returns at once.
 func (*FastPath) Serve(context.Context) error { return nil }
 
+// SetServers does nothing outside Linux.
+func (*FastPath) SetServers([]Server) error { return ErrUnsupported }
+
 // SetProtocols does nothing outside Linux.
-func (*FastPath) SetProtocols([]module.Protocol) {}
+func (*FastPath) SetProtocols(string, []module.Protocol) {}
 
 // SetLimits does nothing outside Linux.
-func (*FastPath) SetLimits(responder.Limits) {}
+func (*FastPath) SetLimits(string, responder.Limits) {}
 
 // SetDeny does nothing outside Linux.
-func (*FastPath) SetDeny(*responder.Deny) {}
+func (*FastPath) SetDeny(string, *responder.Deny) {}
 
 // Changed does nothing outside Linux.
-func (*FastPath) Changed() {}
+func (*FastPath) Changed(string) {}
 
 // DrainSources returns dst outside Linux.
 func (*FastPath) DrainSources(dst []responder.SourceCount) []responder.SourceCount { return dst }
 
+// DrainServerSources returns dst outside Linux.
+func (*FastPath) DrainServerSources(_ string, dst []responder.SourceCount) []responder.SourceCount {
+	return dst
+}
+
 // Counts returns nothing outside Linux.
 func (*FastPath) Counts() []responder.Counts { return nil }
+
+// CountsOf counts nothing outside Linux.
+func (*FastPath) CountsOf(string) responder.CountSource { return noCounts{} }
+
+// noCounts is CountsOf's source outside Linux.
+type noCounts struct{}
+
+// Counts returns nothing.
+func (noCounts) Counts() []responder.Counts { return nil }
 
 // Pass is the pass-everything program (pass_linux.go); outside Linux it
 // cannot be made.

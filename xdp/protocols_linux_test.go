@@ -118,7 +118,7 @@ func TestXDPProtocolsPassTheRest(t *testing.T) {
 	c := fx.dial(t, cliAddr4, srvAddr4)
 	stok := sqpToken(t, c.ask(t, sqpChallenge, time.Second))
 	gtok := saglToken(t, c.ask(t, saglRequest(sagl.KindInfo, 0, 0), time.Second))
-	st0, _ := fx.fp.stats()
+	st0, _ := fx.stats()
 	badID := append([]byte{}, bedrockPing...)
 	badID[0] = 0x03
 	for _, tc := range []struct {
@@ -136,7 +136,7 @@ func TestXDPProtocolsPassTheRest(t *testing.T) {
 	if !bytes.HasPrefix(logo, []byte("SAGR\x01\x02")) {
 		t.Fatalf("SAGL logo piece: % x, want the socket path's reply", logo)
 	}
-	st1, _ := fx.fp.stats()
+	st1, _ := fx.stats()
 	if st1.Req != st0.Req {
 		t.Fatal("the program answered or dropped what it must pass")
 	}
@@ -189,16 +189,16 @@ func TestXDPBedrockBudgets(t *testing.T) {
 	// The unproven budget, the packet rate off: each CPU's share holds
 	// 1,500 bytes and refills at 1,500 B/s split among the CPUs.
 	const rate = 1500
-	fx.fp.SetLimits(responder.Limits{PerIPRate: 1 << 30, PerIPBurst: 1 << 20, UnprovenRate: rate, UnprovenBurst: 1500, TrackedIPs: 1024})
-	protos := append([]module.Protocol(nil), *fx.fp.protos.Load()...)
+	fx.fp.SetLimits(testServer, responder.Limits{PerIPRate: 1 << 30, PerIPBurst: 1 << 20, UnprovenRate: rate, UnprovenBurst: 1500, TrackedIPs: 1024})
+	protos := append([]module.Protocol(nil), *fx.main().protos.Load()...)
 	for i, p := range protos {
 		if p.Name() == "bedrock" {
 			protos[i] = bedrock.NewHandler(testBedrock, -1, 0)
 			protos[i].Update(fx.snap)
 		}
 	}
-	fx.fp.SetProtocols(protos)
-	if err := fx.fp.syncConfig(); err != nil {
+	fx.fp.SetProtocols(testServer, protos)
+	if err := fx.fp.syncConfig(fx.main()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the shares fill
@@ -222,7 +222,7 @@ func TestXDPProtocolOffPasses(t *testing.T) {
 	fx := newFixture(t, responder.Limits{})
 	c := fx.dial(t, cliAddr4, srvAddr4)
 	var keep []module.Protocol
-	for _, p := range *fx.fp.protos.Load() {
+	for _, p := range *fx.main().protos.Load() {
 		if n := p.Name(); n != "sqp" && n != "bedrock" && n != "sagl" {
 			keep = append(keep, p)
 		}
@@ -230,7 +230,7 @@ func TestXDPProtocolOffPasses(t *testing.T) {
 	fx.fp.mu.Lock()
 	n := fx.fp.updates
 	fx.fp.mu.Unlock()
-	fx.fp.SetProtocols(keep)
+	fx.fp.SetProtocols(testServer, keep)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		fx.fp.mu.Lock()
@@ -244,7 +244,7 @@ func TestXDPProtocolOffPasses(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	st0, _ := fx.fp.stats()
+	st0, _ := fx.stats()
 	for _, tc := range []struct {
 		name string
 		req  []byte
@@ -253,7 +253,7 @@ func TestXDPProtocolOffPasses(t *testing.T) {
 			t.Fatalf("%s: no answer from the socket path", tc.name)
 		}
 	}
-	st1, _ := fx.fp.stats()
+	st1, _ := fx.stats()
 	if st1.Req != st0.Req {
 		t.Fatal("the program answered a protocol it has no replies of")
 	}

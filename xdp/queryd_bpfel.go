@@ -46,7 +46,6 @@ type querydConfig struct {
 	Enabled     uint32
 	Deny        uint32
 	Routes      uint32
-	Listen      [8]querydListen
 }
 
 type querydDenykey struct {
@@ -55,11 +54,27 @@ type querydDenykey struct {
 	Addr      [16]uint8
 }
 
-type querydIface struct {
-	_     structs.HostLayout
-	Mac   [6]uint8
-	Pad   [2]uint8
-	Flags querydIfaceFlags
+type querydDest struct {
+	_          structs.HostLayout
+	Mac        [6]uint8
+	DivertPort uint16
+	Server     querydServerLimit
+	Iflags     querydIfaceFlags
+	Flags      querydDestFlags
+}
+
+type querydDestFlags uint32
+
+const (
+	querydDestFlagsDEST_NONE querydDestFlags = 0
+)
+
+type querydDestkey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Port    uint16
+	Pad     uint16
+	Addr    [16]uint8
 }
 
 type querydIfaceFlags uint32
@@ -71,14 +86,6 @@ const (
 type querydIpkey struct {
 	_ structs.HostLayout
 	B [16]uint8
-}
-
-type querydListen struct {
-	_    structs.HostLayout
-	Port uint16
-	V6   uint8
-	Any  uint8
-	Addr [16]uint8
 }
 
 type querydOutcome uint32
@@ -132,6 +139,12 @@ const (
 	querydReplyFlagsREPLY_OPEN querydReplyFlags = 1
 )
 
+type querydServerLimit uint32
+
+const (
+	querydServerLimitMAX_SERVERS querydServerLimit = 256
+)
+
 type querydSlot uint32
 
 const (
@@ -156,6 +169,19 @@ type querydSourceCount struct {
 	N [6]uint64
 }
 
+type querydSrckey struct {
+	_      structs.HostLayout
+	Ip     querydIpkey
+	Server uint32
+}
+
+type querydSrvdenykey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Server    uint32
+	Addr      [16]uint8
+}
+
 type querydStats struct {
 	_            structs.HostLayout
 	Req          [6][6]uint64
@@ -172,9 +198,10 @@ const (
 	querydMapBedrate       = "bedrate"
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
-	querydMapIfaces        = "ifaces"
+	querydMapDests         = "dests"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
+	querydMapPorts         = "ports"
 	querydMapQ3rate        = "q3rate"
 	querydMapReplies       = "replies"
 	querydMapRepliesEmpty  = "replies_empty"
@@ -239,9 +266,10 @@ type querydMapSpecs struct {
 	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
 	Deny         *ebpf.MapSpec `ebpf:"deny"`
-	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
+	Dests        *ebpf.MapSpec `ebpf:"dests"`
 	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
+	Ports        *ebpf.MapSpec `ebpf:"ports"`
 	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
@@ -280,9 +308,10 @@ type querydMaps struct {
 	Bedrate      *ebpf.Map `ebpf:"bedrate"`
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
 	Deny         *ebpf.Map `ebpf:"deny"`
-	Ifaces       *ebpf.Map `ebpf:"ifaces"`
+	Dests        *ebpf.Map `ebpf:"dests"`
 	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	Perip        *ebpf.Map `ebpf:"perip"`
+	Ports        *ebpf.Map `ebpf:"ports"`
 	Q3rate       *ebpf.Map `ebpf:"q3rate"`
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
@@ -297,9 +326,10 @@ func (m *querydMaps) Close() error {
 		m.Bedrate,
 		m.ConfigMap,
 		m.Deny,
-		m.Ifaces,
+		m.Dests,
 		m.LocalAddrs,
 		m.Perip,
+		m.Ports,
 		m.Q3rate,
 		m.Replies,
 		m.RepliesEmpty,

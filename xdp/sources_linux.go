@@ -19,41 +19,84 @@ import (
 // path's table forgets its least counted. DrainSources reads and empties
 // it.
 
-// sourceBuf is DrainSources' reused batch buffer.
+// sourceBuf is the drain's reused batch buffer.
 type sourceBuf struct {
-	keys []querydIpkey
+	keys []querydSrckey
 	vals []querydSourceCount
 }
 
-// DrainSources appends the sources the program answered or dropped since
-// the last call to dst, with their outcomes in responder.SourceOutcomes'
-// order, and forgets them: the status page merges them into its busiest
-// sources (with the socket path's, responder.Server.DrainSources).
+// DrainSources appends the sources the program answered or dropped for
+// every server since the last call to dst (DrainServerSources: one
+// server's), with their outcomes in responder.SourceOutcomes' order, and
+// forgets them.
 func (f *FastPath) DrainSources(dst []responder.SourceCount) []responder.SourceCount {
 	f.mu.Lock() // a batch or two of syscalls, once a second
 	defer f.mu.Unlock()
+	f.drainLocked()
+	for _, s := range f.byIndex {
+		if s != nil {
+			dst = append(dst, s.pending...)
+			s.pending = s.pending[:0]
+		}
+	}
+	return dst
+}
+
+// DrainServerSources is DrainSources for one server: the status page of
+// that server merges them into its busiest sources (with the socket
+// path's, responder.Server.DrainSources).
+func (f *FastPath) DrainServerSources(server string, dst []responder.SourceCount) []responder.SourceCount {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.drainLocked()
+	if s := f.servers[server]; s != nil {
+		dst = append(dst, s.pending...)
+		s.pending = s.pending[:0]
+	}
+	return dst
+}
+
+// drainLocked moves the sources map's entries to their servers' pending
+// lists (each at most the map's size: a server nobody drains keeps its
+// latest).
+func (f *FastPath) drainLocked() {
 	if f.closed {
-		return dst
+		return
 	}
 	b := &f.drained
+	n := int(f.maps.Sources.MaxEntries())
 	if b.keys == nil {
-		n := f.maps.Sources.MaxEntries()
-		b.keys = make([]querydIpkey, n)
+		b.keys = make([]querydSrckey, n)
 		b.vals = make([]querydSourceCount, n)
 	}
 	var cursor ebpf.MapBatchCursor
 	for {
-		n, err := f.maps.Sources.BatchLookupAndDelete(&cursor, b.keys, b.vals, nil)
-		for i := range n {
-			dst = append(dst, sourceCountOf(b.keys[i], b.vals[i]))
+		got, err := f.maps.Sources.BatchLookupAndDelete(&cursor, b.keys, b.vals, nil)
+		for i := range got {
+			s := f.serverAt(b.keys[i].Server)
+			if s == nil {
+				continue
+			}
+			if len(s.pending) >= n {
+				s.pending = s.pending[:copy(s.pending, s.pending[len(s.pending)-n/2:])]
+			}
+			s.pending = append(s.pending, sourceCountOf(b.keys[i].Ip, b.vals[i]))
 		}
 		if err != nil {
 			if !errors.Is(err, ebpf.ErrKeyNotExist) {
 				f.log.Debug("XDP: draining the per-source counts", "err", err)
 			}
-			return dst
+			return
 		}
 	}
+}
+
+// serverAt is the server of index i, or nil.
+func (f *FastPath) serverAt(i uint32) *server {
+	if int(i) >= len(f.byIndex) {
+		return nil
+	}
+	return f.byIndex[i]
 }
 
 // sourceOutcome maps the program's outcome columns to the indexes of

@@ -137,9 +137,9 @@ func testStrict(t *testing.T, fwd bool) {
 		fx.setEnabled(t, false)
 		off := w.replies(t, b, 250*time.Millisecond)
 		fx.setEnabled(t, true)
-		st0, _ := fx.fp.stats()
+		st0, _ := fx.stats()
 		on := w.replies(t, b, 250*time.Millisecond)
-		st1, _ := fx.fp.stats()
+		st1, _ := fx.stats()
 		if on != off {
 			t.Errorf("finding %s, %s: %d replies with XDP on, %d with it off", tc.finding, tc.name, on, off)
 		}

@@ -56,9 +56,9 @@ func TestXDPVLANOffloaded(t *testing.T) {
 	untag := tagEgress(t, fx)
 	for _, on := range []bool{true, false} {
 		fx.setEnabled(t, on)
-		st0, _ := fx.fp.stats()
+		st0, _ := fx.stats()
 		reply := c.ask(t, a2sInfo, 300*time.Millisecond)
-		st1, _ := fx.fp.stats()
+		st1, _ := fx.stats()
 		if reply != nil {
 			t.Errorf("XDP on %v: a query tagged VLAN 10 was answered: % x", on, reply)
 		}
@@ -96,26 +96,33 @@ func TestXDPVLANUppers(t *testing.T) {
 	if c.ask(t, a2sInfo, time.Second) == nil {
 		t.Fatal("no answer")
 	}
-	mark := func(on bool) {
+	mark := func(on bool) { // the interface's flags as its destinations carry them
 		idx := fx.fp.links[0].index
-		var v querydIface
-		if err := fx.fp.maps.Ifaces.Lookup(idx, &v); err != nil {
-			t.Fatal(err)
-		}
-		v.Flags = 0
-		if on {
-			v.Flags = querydIfaceFlagsIFACE_VLAN_UPPERS
-		}
-		if err := fx.fp.maps.Ifaces.Put(idx, &v); err != nil {
-			t.Fatal(err)
+		fx.fp.mu.Lock()
+		defer fx.fp.mu.Unlock()
+		for k := range fx.fp.lastDests {
+			if k.Ifindex != idx {
+				continue
+			}
+			var v querydDest
+			if err := fx.fp.maps.Dests.Lookup(k, &v); err != nil {
+				t.Fatal(err)
+			}
+			v.Iflags = 0
+			if on {
+				v.Iflags = querydIfaceFlagsIFACE_VLAN_UPPERS
+			}
+			if err := fx.fp.maps.Dests.Put(k, &v); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	mark(true)
-	st0, _ := fx.fp.stats()
+	st0, _ := fx.stats()
 	if c.ask(t, a2sInfo, time.Second) == nil {
 		t.Fatal("the socket path did not answer")
 	}
-	st1, _ := fx.fp.stats()
+	st1, _ := fx.stats()
 	if st1.Passed[querydPassReasonPASS_VLAN] != st0.Passed[querydPassReasonPASS_VLAN]+1 || st1.Req != st0.Req {
 		t.Fatalf("with VLAN uppers the program did not pass the query (passed %v → %v)", st0.Passed, st1.Passed)
 	}

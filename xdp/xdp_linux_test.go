@@ -177,7 +177,7 @@ func TestXDPByteEquality(t *testing.T) {
 func TestXDPPassesTheRest(t *testing.T) {
 	fx := newFixture(t, responder.Limits{})
 	c := fx.dial(t, cliAddr4, srvAddr4)
-	st0, _ := fx.fp.stats()
+	st0, _ := fx.stats()
 	reply := c.ask(t, []byte("\xFF\xFF\xFF\xFFgetinfo xyz"), time.Second)
 	if !bytes.Contains(reply, []byte(`\challenge\xyz`)) {
 		t.Fatalf("getinfo with a challenge: %q", reply)
@@ -185,7 +185,7 @@ func TestXDPPassesTheRest(t *testing.T) {
 	if r := c.ask(t, []byte("garbage"), 200*time.Millisecond); r != nil {
 		t.Fatalf("garbage answered: %q", r)
 	}
-	st1, _ := fx.fp.stats()
+	st1, _ := fx.stats()
 	if other := querydPassReasonPASS_OTHER; st1.Passed[other] < st0.Passed[other]+2 {
 		t.Fatalf("passed %d datagrams as other, want 2 (all: %v)", st1.Passed[other]-st0.Passed[other], st1.Passed)
 	}
@@ -269,7 +269,7 @@ func TestXDPStale(t *testing.T) {
 	fx := newFixture(t, responder.Limits{})
 	c := fx.dial(t, cliAddr4, srvAddr4)
 	fx.lastFed.Store(time.Now().Add(-time.Hour).UnixNano())
-	fx.fp.Changed()
+	fx.fp.Changed(testServer)
 	deadline := time.Now().Add(2 * time.Second)
 	for fx.count(t, pA2S, oStale) == 0 && time.Now().Before(deadline) {
 		if r := c.ask(t, a2sInfo, 100*time.Millisecond); r != nil && fx.count(t, pA2S, oStale) > 0 {

@@ -41,23 +41,23 @@ static __always_inline int a2s(struct query *q, const int v6)
 {
 	__u8 *p = q->p;
 	__u8 kind = p[4];
-	struct reply *info = slot(SLOT_A2S_INFO);
+	struct reply *info = slot(q, SLOT_A2S_INFO);
 	if (!info || !info->len)
-		return pass();
+		return pass(q);
 	__u32 tok = 0xFFFFFFFF;
 	int tokened = 0;
 	if (kind == 'T') {
 		if (!has(q, 25))
-			return pass(); // the socket path checks the short forms
+			return pass(q); // the socket path checks the short forms
 		if (!bytes_eq(p + 5, a2s_engine, 20))
-			return pass(); // "SOURCE\0" (compat) and malformed ones
+			return pass(q); // "SOURCE\0" (compat) and malformed ones
 		if (has(q, 29)) {
 			tok = p[25] | ((__u32)p[26] << 8) | ((__u32)p[27] << 16) | ((__u32)p[28] << 24);
 			tokened = 1;
 		}
 	} else {
 		if (!has(q, 9))
-			return pass();
+			return pass(q);
 		tok = p[5] | ((__u32)p[6] << 8) | ((__u32)p[7] << 16) | ((__u32)p[8] << 24);
 		tokened = 1;
 	}
@@ -68,11 +68,11 @@ static __always_inline int a2s(struct query *q, const int v6)
 	if (tokened && tok != 0xFFFFFFFF && valid(q, tok, 0)) {
 		struct reply *body = info;
 		if (kind == 'U')
-			body = slot(SLOT_A2S_PLAYER);
+			body = slot(q, SLOT_A2S_PLAYER);
 		else if (kind == 'V')
-			body = slot(SLOT_A2S_RULES);
+			body = slot(q, SLOT_A2S_RULES);
 		if (!body || !body->len)
-			return pass(); // several datagrams: the socket path splits them
+			return pass(q); // several datagrams: the socket path splits them
 		return answer(q, v6, PROTO_A2S, OUT_ANSWERED, body, 0, 0);
 	}
 	if (kind == 'T' && (info->flags & REPLY_OPEN))

@@ -32,9 +32,9 @@ static __always_inline int is_bedrock(const struct query *q)
 static __always_inline int bedrock(struct query *q, const int v6)
 {
 	const __u8 *p = q->p;
-	struct reply *body = slot(SLOT_BEDROCK_PONG);
+	struct reply *body = slot(q, SLOT_BEDROCK_PONG);
 	if (!body || !body->len)
-		return pass();
+		return pass(q);
 	if (q->stale) {
 		count(q, PROTO_BEDROCK, OUT_STALE, 0);
 		return XDP_DROP;
@@ -45,7 +45,7 @@ static __always_inline int bedrock(struct query *q, const int v6)
 		return XDP_DROP;
 	}
 	if (!has(q, 9))
-		return pass();
+		return pass(q);
 	__builtin_memcpy(q->r.echo, p + 1, 8); // the pong echoes the ping's time
 	return answer(q, v6, PROTO_BEDROCK, OUT_OPEN, body, 0, 8);
 }

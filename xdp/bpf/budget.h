@@ -31,7 +31,7 @@ static __always_inline __u64 cost_ns(__u64 n, __u64 rate)
 
 // bucket_allow takes cost from source k's bucket in map m; a source not
 // seen yet (or forgotten by the LRU) starts with a full bucket.
-static __always_inline int bucket_allow(void *m, const struct ipkey *k, __u64 now, __u64 cost, __u64 tau)
+static __always_inline int bucket_allow(void *m, const struct srckey *k, __u64 now, __u64 cost, __u64 tau)
 {
 	__u64 *tat = bpf_map_lookup_elem(m, k);
 	if (!tat) {
@@ -54,8 +54,8 @@ static __always_inline int budget(const struct config *c, const struct src *s, _
 		return 0;
 	if (!amplifies)
 		return 1;
-	__u32 zero = 0;
-	__u64 *tat = bpf_map_lookup_elem(&unproven, &zero);
+	__u32 server = s->key.server;
+	__u64 *tat = bpf_map_lookup_elem(&unproven, &server);
 	if (!tat)
 		return 0;
 	n = size < c->unp_burst ? size : c->unp_burst;

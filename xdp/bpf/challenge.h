@@ -17,7 +17,7 @@ static __always_inline int challenge_reply(struct query *q, const int v6, enum p
 	struct small sm = {};
 	__u32 n = tpl->len;
 	if (n > sizeof(sm.b) || n < off + 4)
-		return pass();
+		return pass(q);
 #pragma unroll
 	for (int i = 0; i < sizeof(sm.b); i++) {
 		if (i < n)

@@ -52,18 +52,29 @@ enum iface_flags {
 	IFACE_VLAN_UPPERS = 1, // the interface has VLAN devices on it
 };
 
+// The servers one program answers for: the per-server tables' size (the
+// Go side checks that it is config.MaxServers).
+enum server_limit {
+	MAX_SERVERS = 256,
+};
+
+// Destination flags (struct dest): room for issue 27's divert (none yet).
+enum dest_flags {
+	DEST_NONE = 0,
+};
+
 // Reply flags.
 enum reply_flags {
 	REPLY_OPEN = 1, // answered without a valid token (A2S_INFO, info_challenge off)
 };
 
 // Sizes: the Go side reads them as the lengths of the generated structs'
-// arrays (struct reply's data, struct config's listen).
+// arrays (struct reply's data) or the maps' sizes.
 #define MAX_REPLY 1472 // one Ethernet frame's UDP payload over IPv4 at MTU 1500
-#define MAX_LISTEN 8   // listen table entries
+#define MAX_DESTS 16384 // destinations (interface, local address, port) of all servers
 #define MAX_IFACES 64  // interfaces the program may be attached to
 #define MAX_ADDRS 4096 // local addresses of those interfaces
-#define MAX_DENY 4096  // [limits] deny prefixes
+#define MAX_DENY 16384 // [limits] deny prefixes of all servers
 #define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
 #define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
 

@@ -5,10 +5,10 @@
 
 #include "maps.h"
 
-static __always_inline struct stats *stats(void)
+// stats are server's counters on this CPU.
+static __always_inline struct stats *stats(__u32 server)
 {
-	__u32 zero = 0;
-	return bpf_map_lookup_elem(&stats_map, &zero);
+	return bpf_map_lookup_elem(&stats_map, &server);
 }
 
 // no_counts is a new source's entry in the sources map (from read-only
@@ -17,7 +17,7 @@ static const struct source_count no_counts = {};
 
 // count_source counts a request of source k with an outcome in the
 // sources map (a source not there yet, or forgotten, starts from 0).
-static __always_inline void count_source(const struct ipkey *k, enum outcome out)
+static __always_inline void count_source(const struct srckey *k, enum outcome out)
 {
 	struct source_count *sc = bpf_map_lookup_elem(&sources, k);
 	if (!sc) {
@@ -35,7 +35,7 @@ static __always_inline void count_source(const struct ipkey *k, enum outcome out
 // object's BTF for bpf2go -type.
 static __noinline void count(const struct query *q, enum proto proto, enum outcome out, __u32 sent)
 {
-	struct stats *st = stats();
+	struct stats *st = stats(q->r.server);
 	if (!st)
 		return;
 	if (proto < 0 || proto >= NPROTO || out < 0 || out >= NOUT)
@@ -46,26 +46,32 @@ static __noinline void count(const struct query *q, enum proto proto, enum outco
 	count_source(&q->s.key, out);
 }
 
-// pass_for leaves a datagram to a listen address to the socket path,
-// counted with the reason (a function of its own, like count: enum
+// pass_to leaves a datagram to a listen address of server to the socket
+// path, counted with the reason (a function of its own, like count: enum
 // pass_reason stays in the BTF).
-static __noinline int pass_for(enum pass_reason why)
+static __noinline int pass_to(__u32 server, enum pass_reason why)
 {
-	struct stats *st = stats();
+	struct stats *st = stats(server);
 	if (st && why < NPASS)
 		st->passed[why]++;
 	return XDP_PASS;
 }
 
-// pass leaves a datagram the program does not answer to the socket path.
-static __always_inline int pass(void)
+// pass_for passes the query's datagram, counted with the reason.
+static __always_inline int pass_for(const struct query *q, enum pass_reason why)
 {
-	return pass_for(PASS_OTHER);
+	return pass_to(q->r.server, why);
 }
 
-static __always_inline void stat_resize_failed(void)
+// pass leaves a datagram the program does not answer to the socket path.
+static __always_inline int pass(const struct query *q)
 {
-	struct stats *st = stats();
+	return pass_to(q->r.server, PASS_OTHER);
+}
+
+static __always_inline void stat_resize_failed(const struct query *q)
+{
+	struct stats *st = stats(q->r.server);
 	if (st)
 		st->resize_failed++;
 }

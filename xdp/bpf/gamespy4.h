@@ -36,11 +36,11 @@ static __always_inline int gs4_handshake(struct query *q, const int v6)
 static __always_inline int gamespy4(struct query *q, const int v6)
 {
 	__u8 *p = q->p;
-	struct reply *basic = slot(SLOT_GS4_BASIC);
+	struct reply *basic = slot(q, SLOT_GS4_BASIC);
 	if (!basic || !basic->len)
-		return pass();
+		return pass(q);
 	if (p[2] != 0x09 && p[2] != 0x00)
-		return pass();
+		return pass(q);
 	if (q->stale) {
 		count(q, PROTO_GS4, OUT_STALE, 0);
 		return XDP_DROP;
@@ -49,12 +49,12 @@ static __always_inline int gamespy4(struct query *q, const int v6)
 	if (p[2] == 0x09)
 		return gs4_handshake(q, v6);
 	if (!has(q, 11))
-		return pass();
+		return pass(q);
 	__u32 tok = ((__u32)p[7] << 24) | ((__u32)p[8] << 16) | ((__u32)p[9] << 8) | p[10];
 	if (!valid(q, tok, 1))
-		return pass(); // the socket path ignores it and counts it
-	struct reply *body = q->r.plen >= 15 ? slot(SLOT_GS4_FULL) : basic;
+		return pass(q); // the socket path ignores it and counts it
+	struct reply *body = q->r.plen >= 15 ? slot(q, SLOT_GS4_FULL) : basic;
 	if (!body || !body->len)
-		return pass();
+		return pass(q);
 	return answer(q, v6, PROTO_GS4, OUT_ANSWERED, body, 0, 4);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 //
 // The program's maps; package xdp fills the config and the replies and
-// reads the counters.
+// reads the counters. The per-server ones are indexed by the server's
+// index (struct dest's server, below MAX_SERVERS), or keyed with it.
 #pragma once
 
 #include <linux/bpf.h>
@@ -9,12 +10,33 @@
 
 #include "structs.h"
 
+// Each server's config, by index.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MAX_SERVERS);
 	__type(key, __u32);
 	__type(value, struct config);
 } config_map SEC(".maps");
+
+// The destinations the program answers for: one lookup says whether the
+// frame is to a listen address of a server that is a local address of the
+// ingress interface, and gives the interface's MAC and flags.
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_DESTS);
+	__type(key, struct destkey);
+	__type(value, struct dest);
+} dests SEC(".maps");
+
+// The ports some server listens on (1 + a server's index, 0: none): the
+// cheap first test every UDP frame meets, and the server a frame to such a
+// port but not to a destination is counted at (not_local).
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} ports SEC(".maps");
 
 struct replies_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -23,11 +45,11 @@ struct replies_inner {
 	__type(value, struct reply);
 } replies_empty SEC(".maps"); // the first inner array: nothing served yet
 
-// replies holds one inner array of replies; the daemon swaps in a new one
-// whole, so a query never sees half of an update.
+// replies holds one inner array of replies per server; the daemon swaps
+// in a new one whole, so a query never sees half of an update.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, MAX_SERVERS);
 	__type(key, __u32);
 	__array(values, struct replies_inner);
 } replies SEC(".maps") = {
@@ -36,7 +58,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MAX_SERVERS);
 	__type(key, __u32);
 	__type(value, struct stats);
 } stats_map SEC(".maps");
@@ -46,14 +68,14 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536); // set from [limits] tracked_ips at load
-	__type(key, struct ipkey);
+	__type(key, struct srckey);
 	__type(value, __u64);
 } perip SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct ipkey);
+	__type(key, struct srckey);
 	__type(value, __u64);
 } q3rate SEC(".maps");
 
@@ -61,28 +83,20 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct ipkey);
+	__type(key, struct srckey);
 	__type(value, __u64);
 } bedrate SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MAX_SERVERS);
 	__type(key, __u32);
 	__type(value, __u64);
 } unproven SEC(".maps");
 
-// The interfaces the program is attached to: their MAC and flags
-// (package xdp keeps them current from netlink).
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_IFACES);
-	__type(key, __u32);
-	__type(value, struct iface);
-} ifaces SEC(".maps");
-
-// Their addresses: a query is answered only when it is to one of them on
-// the interface it came in on.
+// The attached interfaces' addresses and subnet broadcasts (package xdp
+// keeps them current from netlink): a source that is one of them gets
+// nothing (route.h).
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MAX_ADDRS);
@@ -90,12 +104,12 @@ struct {
 	__type(value, enum addr_kind);
 } local_addrs SEC(".maps");
 
-// [limits] deny: sources whose queries are dropped.
+// [limits] deny of every server: sources whose queries are dropped.
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, MAX_DENY);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct denykey);
+	__type(key, struct srvdenykey);
 	__type(value, __u8);
 } deny SEC(".maps");
 
@@ -110,11 +124,11 @@ struct {
 	__type(value, __u32);
 } routes SEC(".maps");
 
-// The requests of each source (IPv4 address or IPv6 /64) since package xdp
-// last drained it: the status page's busiest sources.
+// The requests of each source (IPv4 address or IPv6 /64) of each server
+// since package xdp last drained it: the status page's busiest sources.
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_SOURCES);
-	__type(key, struct ipkey);
+	__type(key, struct srckey);
 	__type(value, struct source_count);
 } sources SEC(".maps");

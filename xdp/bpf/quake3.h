@@ -43,17 +43,17 @@ static __always_inline int quake3(struct query *q, const int v6)
 	if (has(q, 13) && lower_eq(p + 4, "getstatus", 9)) {
 		which = SLOT_Q3_STATUS;
 		if (!q3_ends(q, 13))
-			return pass();
+			return pass(q);
 	} else if (has(q, 11) && lower_eq(p + 4, "getinfo", 7)) {
 		which = SLOT_Q3_INFO;
 		if (!q3_ends(q, 11))
-			return pass();
+			return pass(q);
 	} else {
-		return pass();
+		return pass(q);
 	}
-	struct reply *body = slot(which);
+	struct reply *body = slot(q, which);
 	if (!body || !body->len)
-		return pass();
+		return pass(q);
 	if (q->stale) {
 		count(q, PROTO_Q3, OUT_STALE, 0);
 		return XDP_DROP;

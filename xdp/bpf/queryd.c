@@ -7,7 +7,8 @@
 // (challenge key, clocks, budgets, listen addresses), the pre-encoded
 // replies, and reads the counters.
 //
-// This file is the parse path: Ethernet, IP, UDP, the listen table, then
+// This file is the parse path: Ethernet, IP, UDP, the destination's
+// server (one program answers for every server of a host), then
 // one handler per protocol (a2s.h, gamespy4.h, quake3.h, sqp.h, bedrock.h,
 // sagl.h). The headers hold one concern each: consts.h and structs.h
 // (shared with Go through bpf2go -type), maps.h, counters.h, parsing.h (a
@@ -29,27 +30,6 @@
 
 char __license[] SEC("license") = "Dual MIT/GPL";
 
-// listening reports whether the datagram is to one of the listen addresses.
-static __always_inline int listening(const struct config *c, const int v6, const struct req *r)
-{
-	__u16 port = bpf_ntohs(r->dport);
-#pragma unroll
-	for (int i = 0; i < MAX_LISTEN; i++) {
-		const struct listen *l = &c->listen[i];
-		if (l->port != port || l->v6 != v6)
-			continue;
-		if (l->any)
-			return 1;
-		const __u32 *a = (const __u32 *)l->addr;
-		if (v6 && a[0] == r->daddr6.in6_u.u6_addr32[0] && a[1] == r->daddr6.in6_u.u6_addr32[1] &&
-		    a[2] == r->daddr6.in6_u.u6_addr32[2] && a[3] == r->daddr6.in6_u.u6_addr32[3])
-			return 1;
-		if (!v6 && a[0] == r->daddr4)
-			return 1;
-	}
-	return 0;
-}
-
 // parse_ip6 reads an IPv6 header whose next header is UDP into q.
 static __always_inline struct ipv6hdr *parse_ip6(struct cursor *cur, struct query *q)
 {
@@ -61,10 +41,10 @@ static __always_inline struct ipv6hdr *parse_ip6(struct cursor *cur, struct quer
 	struct src *s = &q->s;
 	__builtin_memcpy(&s->m0, &ip6->saddr.in6_u.u6_addr8[0], 8);
 	__builtin_memcpy(&s->m1, &ip6->saddr.in6_u.u6_addr8[8], 8);
-	__builtin_memcpy(s->key.b, &ip6->saddr, 16);
+	__builtin_memcpy(s->key.ip.b, &ip6->saddr, 16);
 	// an IPv4-mapped source is its IPv4 address; others count by /64
 	if (!(s->m0 == 0 && (__u32)s->m1 == 0xFFFF0000))
-		__builtin_memset(&s->key.b[8], 0, 8);
+		__builtin_memset(&s->key.ip.b[8], 0, 8);
 	return ip6;
 }
 
@@ -82,9 +62,9 @@ static __always_inline struct iphdr *parse_ip4(struct cursor *cur, struct query 
 	struct src *s = &q->s;
 	s->m0 = 0;
 	s->m1 = 0xFFFF0000ULL | ((__u64)ip->saddr << 32);
-	s->key.b[10] = 0xFF;
-	s->key.b[11] = 0xFF;
-	__builtin_memcpy(&s->key.b[12], &ip->saddr, 4);
+	s->key.ip.b[10] = 0xFF;
+	s->key.ip.b[11] = 0xFF;
+	__builtin_memcpy(&s->key.ip.b[12], &ip->saddr, 4);
 	return ip;
 }
 
@@ -114,10 +94,12 @@ static __always_inline int demux(const struct query *q)
 	return -1;
 }
 
-// handle parses the headers, makes the kernel's checks (strict.h) and
-// hands the payload to its protocol. Datagrams not to a listen address
-// pass uncounted; the others that it does not answer pass counted by
-// reason, or are dropped (stale, over a budget, denied).
+// handle parses the headers, finds the destination's server (dests),
+// makes the kernel's checks (strict.h) and hands the payload to its
+// protocol with that server's config, replies and budgets. Datagrams to a
+// port no server listens on pass uncounted; the others that it does not
+// answer pass counted by reason at their server, or are dropped (stale,
+// over a budget, denied).
 static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6,
 				  const int devbound)
 {
@@ -135,26 +117,34 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 	if (ulen < sizeof(struct udphdr) || (void *)udp + ulen > cur->end)
 		return XDP_PASS;
 	q.r.plen = ulen - sizeof(struct udphdr);
-	__u32 zero = 0;
-	q.c = bpf_map_lookup_elem(&config_map, &zero);
-	if (!q.c || !q.c->enabled || !listening(q.c, v6, &q.r))
+	__u32 port = bpf_ntohs(udp->dest);
+	__u32 *owner = bpf_map_lookup_elem(&ports, &port);
+	if (!owner || !*owner)
+		return XDP_PASS; // no server listens on the port: not counted
+	q.r.ifindex = ctx->ingress_ifindex;
+	const struct dest *d = destination(v6, &q.r);
+	if (!d)
+		return pass_to(*owner - 1, PASS_NOT_LOCAL);
+	__u32 server = d->server;
+	q.r.server = server;
+	q.s.key.server = server;
+	q.c = bpf_map_lookup_elem(&config_map, &server);
+	if (!q.c || !q.c->enabled)
 		return XDP_PASS;
-
 	if (v6 ? malformed6(ip6, udp, ulen) : malformed4(ip, ulen))
-		return pass_for(PASS_MALFORMED);
+		return pass_for(&q, PASS_MALFORMED);
 	__builtin_memcpy(q.r.mac_src, eth->h_source, ETH_ALEN);
 	__builtin_memcpy(q.r.mac_dst, eth->h_dest, ETH_ALEN);
-	q.r.ifindex = ctx->ingress_ifindex;
-	int why = strict(ctx, v6, &q.r, devbound);
+	int why = strict(ctx, v6, &q.r, d, devbound);
 	if (why >= 0)
-		return pass_for(why);
+		return pass_for(&q, why);
 
 	q.p = cur->pos;
 	if (!has(&q, 5))
-		return pass();
+		return pass(&q);
 	int proto = demux(&q);
 	if (proto < 0)
-		return pass();
+		return pass(&q);
 	if (denied(q.c, v6, &q.r)) {
 		count(&q, proto, OUT_DENIED, 0);
 		return XDP_DROP;

@@ -8,11 +8,11 @@
 #include "csum.h"
 #include "route.h"
 
-// slot is reply slot i of the current replies array, or 0.
-static __always_inline struct reply *slot(__u32 i)
+// slot is reply slot i of the query's server's current replies array, or 0.
+static __always_inline struct reply *slot(const struct query *q, __u32 i)
 {
-	__u32 zero = 0;
-	void *inner = bpf_map_lookup_elem(&replies, &zero);
+	__u32 server = q->r.server;
+	void *inner = bpf_map_lookup_elem(&replies, &server);
 	if (!inner)
 		return 0;
 	return bpf_map_lookup_elem(inner, &i);
@@ -64,17 +64,19 @@ static __always_inline int resize(struct xdp_md *ctx, __u32 want)
 // Bedrock's time: 8; the reply's bytes there are zero), both checksums.
 // It returns XDP_TX,
 // or XDP_PASS when the frame could not be resized.
-static __always_inline int send(struct xdp_md *ctx, const int v6, const struct req *r,
-				const struct reply *body, const struct small *sm, const __u32 echo)
+static __always_inline int send(const struct query *q, const int v6, const struct reply *body,
+				const struct small *sm, const __u32 echo)
 {
+	struct xdp_md *ctx = q->ctx;
+	const struct req *r = &q->r;
 	const __u32 l4 = sizeof(struct ethhdr) + (v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	const __u32 poff = l4 + sizeof(struct udphdr);
 	__u32 len = body ? body->len : sm->len;
 	if (len == 0 || len > MAX_REPLY)
-		return pass();
+		return pass(q);
 	if (resize(ctx, poff + len) < 0) {
-		stat_resize_failed();
-		return pass();
+		stat_resize_failed(q);
+		return pass(q);
 	}
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -140,16 +142,16 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 	const __u32 l3 = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	__u32 size = body ? body->len : sm->len;
 	if (body && sizeof(struct udphdr) + l3 + size > q->c->mtu)
-		return pass(); // the socket path fragments it
-	int why = route_back(q->ctx, v6, &q->r);
+		return pass(q); // the socket path fragments it
+	int why = route_back(q, v6);
 	if (why >= 0)
-		return pass_for(why);
+		return pass_for(q, why);
 	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
 	if (!budget(q->c, &q->s, q->now, size, amplifies)) {
 		count(q, proto, OUT_RATE_LIMITED, 0);
 		return XDP_DROP;
 	}
-	int act = send(q->ctx, v6, &q->r, body, sm, echo);
+	int act = send(q, v6, body, sm, echo);
 	if (act == XDP_TX)
 		count(q, proto, out, size);
 	return act;

@@ -10,15 +10,15 @@
 #pragma once
 
 #include "strict.h"
+#include "structs.h"
 
 // route_mirrored looks the source up in the routes trie: its route must
 // leave through the ingress interface, and the source must not be one of
 // the interface's addresses (or its subnet broadcast).
-static __always_inline int route_mirrored(const int v6, const struct req *r)
+static __always_inline int route_mirrored(const struct query *q, const int v6)
 {
-	__u32 zero = 0;
-	const struct config *c = bpf_map_lookup_elem(&config_map, &zero);
-	if (!c || !c->routes)
+	const struct req *r = &q->r;
+	if (!q->c->routes)
 		return PASS_NO_ROUTE;
 	struct addrkey a = {.ifindex = r->ifindex};
 	struct denykey k = {.prefixlen = 128};
@@ -41,8 +41,9 @@ static __always_inline int route_mirrored(const int v6, const struct req *r)
 // from the ingress interface (as rp_filter looks), which the route must
 // leave through. On success it sets the reply's MACs (the next
 // hop's and the interface's) and returns -1; else the reason to pass.
-static __always_inline int route_back(struct xdp_md *ctx, const int v6, struct req *r)
+static __always_inline int route_back(struct query *q, const int v6)
 {
+	struct req *r = &q->r;
 	struct bpf_fib_lookup f = {};
 	f.ifindex = r->ifindex;
 	f.l4_protocol = IPPROTO_UDP;
@@ -57,9 +58,9 @@ static __always_inline int route_back(struct xdp_md *ctx, const int v6, struct r
 		f.ipv4_src = r->daddr4;
 		f.ipv4_dst = r->saddr4;
 	}
-	long rc = bpf_fib_lookup(ctx, &f, sizeof(f), 0);
+	long rc = bpf_fib_lookup(q->ctx, &f, sizeof(f), 0);
 	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
-		return route_mirrored(v6, r);
+		return route_mirrored(q, v6);
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return PASS_MARTIAN; // a local, broadcast or multicast source
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS || f.ifindex != r->ifindex)

@@ -22,12 +22,12 @@ static __always_inline int sagl(struct query *q, const int v6)
 {
 	const __u8 *p = q->p;
 	if (q->r.plen != SAGL_REQUEST_LEN || !has(q, SAGL_REQUEST_LEN))
-		return pass(); // malformed: the socket path counts it
+		return pass(q); // malformed: the socket path counts it
 	if (p[4] != 1 || (p[5] != 1 && p[5] != 2))
-		return pass();
-	struct reply *ch = slot(SLOT_SAGL_CHALLENGE);
+		return pass(q);
+	struct reply *ch = slot(q, SLOT_SAGL_CHALLENGE);
 	if (!ch || !ch->len)
-		return pass();
+		return pass(q);
 	if (q->stale) {
 		count(q, PROTO_SAGL, OUT_STALE, 0);
 		return XDP_DROP;
@@ -36,9 +36,9 @@ static __always_inline int sagl(struct query *q, const int v6)
 	if (tok == 0 || !valid(q, tok, 0))
 		return challenge_reply(q, v6, PROTO_SAGL, ch, 8, 0);
 	if (p[5] != 1)
-		return pass(); // a logo piece: the socket path
-	struct reply *body = slot(SLOT_SAGL_INFO);
+		return pass(q); // a logo piece: the socket path
+	struct reply *body = slot(q, SLOT_SAGL_INFO);
 	if (!body || !body->len)
-		return pass(); // several parts: the socket path sends them
+		return pass(q); // several parts: the socket path sends them
 	return answer(q, v6, PROTO_SAGL, OUT_ANSWERED, body, 0, 0);
 }

@@ -27,9 +27,9 @@ static __always_inline int is_sqp(const struct query *q)
 static __always_inline int sqp(struct query *q, const int v6)
 {
 	const __u8 *p = q->p;
-	struct reply *ch = slot(SLOT_SQP_CHALLENGE);
+	struct reply *ch = slot(q, SLOT_SQP_CHALLENGE);
 	if (!ch || !ch->len)
-		return pass();
+		return pass(q);
 	if (q->stale) {
 		count(q, PROTO_SQP, OUT_STALE, 0);
 		return XDP_DROP;
@@ -37,16 +37,16 @@ static __always_inline int sqp(struct query *q, const int v6)
 	if (q->r.plen == SQP_CHALLENGE_LEN)
 		return challenge_reply(q, v6, PROTO_SQP, ch, 1, 1);
 	if (!has(q, SQP_QUERY_LEN))
-		return pass();
+		return pass(q);
 	__u32 chunks = p[7];
 	if (chunks >= SQP_CHUNKS)
-		return pass(); // unknown chunk bits: the socket path counts it malformed
+		return pass(q); // unknown chunk bits: the socket path counts it malformed
 	__u32 tok = ((__u32)p[1] << 24) | ((__u32)p[2] << 16) | ((__u32)p[3] << 8) | p[4];
 	if (!valid(q, tok, 0))
-		return pass(); // the socket path ignores it and counts it
-	struct reply *body = slot(SLOT_SQP_QUERY + chunks);
+		return pass(q); // the socket path ignores it and counts it
+	struct reply *body = slot(q, SLOT_SQP_QUERY + chunks);
 	if (!body || !body->len)
-		return pass(); // several datagrams: the socket path sends them
+		return pass(q); // several datagrams: the socket path sends them
 	__builtin_memcpy(q->r.echo, p + 1, 4); // every reply header carries the query's token
 	return answer(q, v6, PROTO_SQP, OUT_ANSWERED, body, 0, 4);
 }

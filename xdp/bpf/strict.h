@@ -65,7 +65,7 @@ static __always_inline int martian6(const struct in6_addr *a)
 // took off (rx-vlan-offload), or may have: where the driver cannot say
 // (or the program is not device-bound), an interface with VLAN devices on
 // it passes every frame.
-static __always_inline int vlan_tagged(struct xdp_md *ctx, const struct iface *ifc, const int devbound)
+static __always_inline int vlan_tagged(struct xdp_md *ctx, const struct dest *d, const int devbound)
 {
 	if (devbound) {
 		__be16 proto = 0;
@@ -76,22 +76,21 @@ static __always_inline int vlan_tagged(struct xdp_md *ctx, const struct iface *i
 		if (err == -ENODATA)
 			return 0;
 	}
-	return ifc->flags & IFACE_VLAN_UPPERS;
+	return d->iflags & IFACE_VLAN_UPPERS;
 }
 
-// local_addr reports whether the destination is one of the interface's
-// addresses.
-static __always_inline int local_addr(__u32 ifindex, const int v6, const struct req *r)
+// destination looks the frame's destination up (dests): a listen address
+// of a server, local on the ingress interface; 0 when it is not one.
+static __always_inline const struct dest *destination(const int v6, const struct req *r)
 {
-	struct addrkey k = {.ifindex = ifindex};
+	struct destkey k = {.ifindex = r->ifindex, .port = r->dport};
 	if (v6) {
 		__builtin_memcpy(k.addr, &r->daddr6, 16);
 	} else {
 		k.addr[10] = k.addr[11] = 0xff;
 		__builtin_memcpy(&k.addr[12], &r->daddr4, 4);
 	}
-	enum addr_kind *v = bpf_map_lookup_elem(&local_addrs, &k);
-	return v && *v == ADDR_LOCAL;
+	return bpf_map_lookup_elem(&dests, &k);
 }
 
 static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
@@ -104,29 +103,29 @@ static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
 }
 
 // strict runs the checks of addressing and source (finding by finding in
-// xdp/doc.go): it returns the reason to pass, or -1.
-static __always_inline int strict(struct xdp_md *ctx, const int v6, const struct req *r, const int devbound)
+// xdp/doc.go) for a frame to destination d (its IP is local on the ingress
+// interface): it returns the reason to pass, or -1.
+static __always_inline int strict(struct xdp_md *ctx, const int v6, const struct req *r, const struct dest *d,
+				  const int devbound)
 {
-	struct iface *ifc = bpf_map_lookup_elem(&ifaces, &r->ifindex);
-	if (!ifc || !mac_eq(r->mac_dst, ifc->mac))
+	if (!mac_eq(r->mac_dst, d->mac))
 		return PASS_NOT_LOCAL;
 	if (r->mac_src[0] & 1)
 		return PASS_MARTIAN; // a multicast or broadcast source MAC
 	if (v6 ? martian6(&r->saddr6) : martian4(r->saddr4))
 		return PASS_MARTIAN;
-	if (!local_addr(r->ifindex, v6, r))
-		return PASS_NOT_LOCAL;
-	if (vlan_tagged(ctx, ifc, devbound))
+	if (vlan_tagged(ctx, d, devbound))
 		return PASS_VLAN;
 	return -1;
 }
 
-// denied reports whether the source is in [limits] deny.
+// denied reports whether the source is in the server's [limits] deny (a
+// server with an empty list skips the lookup).
 static __always_inline int denied(const struct config *c, const int v6, const struct req *r)
 {
 	if (!c->deny)
 		return 0;
-	struct denykey k = {.prefixlen = 128};
+	struct srvdenykey k = {.prefixlen = 32 + 128, .server = bpf_htonl(r->server)};
 	if (v6) {
 		__builtin_memcpy(k.addr, &r->saddr6, 16);
 	} else {

@@ -17,13 +17,8 @@ struct reply {
 	__u8 data[MAX_REPLY];
 };
 
-struct listen {
-	__u16 port; // host order; 0: unused entry
-	__u8 v6;    // 1: an IPv6 address
-	__u8 any;   // 1: any address of the family
-	__u8 addr[16] __attribute__((aligned(4)));
-};
-
+// One server's config (config_map, by server index); the host's fields
+// (key, clocks, MTU, routes) are the same in every server's.
 struct config {
 	__u64 k0, k1;      // the challenge issuer's SipHash key
 	__u64 wall_offset; // CLOCK_REALTIME - CLOCK_MONOTONIC in ns (two's complement)
@@ -34,9 +29,8 @@ struct config {
 	__u64 bedrock_cost, bedrock_tau;          // the same for Bedrock pings
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
-	__u32 deny;    // entries in the deny trie (0: skip the lookup)
+	__u32 deny;    // this server's entries in the deny trie (0: skip the lookup)
 	__u32 routes;  // 1: the routes trie mirrors the main table (0: it does not; pass where it is needed)
-	struct listen listen[MAX_LISTEN];
 };
 
 struct stats {
@@ -51,11 +45,32 @@ struct ipkey {
 	__u8 b[16];
 };
 
-// An interface the program is attached to (ifaces, by ifindex).
-struct iface {
+// A source of one server: the budgets' and the sources map's key.
+struct srckey {
+	struct ipkey ip;
+	__u32 server;
+};
+
+// A destination the program answers for (dests): a local address of an
+// attached interface and a port, which package xdp expands from the
+// servers' listen addresses (a wildcard listen: every address of its
+// family on the interface) and the interfaces' addresses from netlink.
+struct destkey {
+	__u32 ifindex;
+	__u16 port; // network order
+	__u16 pad;
+	__u8 addr[16]; // IPv4 as ::ffff:a.b.c.d
+};
+
+// What the program needs of a destination: its server, and the ingress
+// interface's MAC and flags (so that one lookup is the listen check, the
+// local address check and the interface's).
+struct dest {
 	__u8 mac[ETH_ALEN];
-	__u8 pad[2];
-	enum iface_flags flags;
+	__u16 divert_port; // issue 27 (divert): room for it, 0 today
+	enum server_limit server; // the server's index, below MAX_SERVERS
+	enum iface_flags iflags;
+	enum dest_flags flags;
 };
 
 // A local address of an interface (local_addrs); IPv4 as ::ffff:a.b.c.d.
@@ -64,9 +79,17 @@ struct addrkey {
 	__u8 addr[16];
 };
 
-// A prefix of the deny and routes tries; IPv4 as ::ffff:a.b.c.d/96+n.
+// A prefix of the routes trie; IPv4 as ::ffff:a.b.c.d/96+n.
 struct denykey {
 	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+// A prefix of one server's deny list: the server's index (big-endian, so
+// that it is the prefix's first 32 bits), then the address as in denykey.
+struct srvdenykey {
+	__u32 prefixlen; // 32 + 96 + n for IPv4, 32 + n for IPv6
+	__u32 server;    // big-endian
 	__u8 addr[16];
 };
 
@@ -79,7 +102,7 @@ struct source_count {
 // The source as the tokens and the budgets see it.
 struct src {
 	__u64 m0, m1;     // the source address as challenge.Issuer hashes it
-	struct ipkey key; // the source as the budgets see it (IPv4, or IPv6 /64)
+	struct srckey key; // the source as the budgets see it (IPv4, or IPv6 /64), and the server
 };
 
 // What the reply needs from the request, read before the frame changes.
@@ -91,6 +114,7 @@ struct req {
 	__u8 echo[8];       // copied into the reply at payload offset 1: GameSpy4's session, SQP's token, Bedrock's time
 	__u32 plen;         // request payload bytes
 	__u32 ifindex;      // the ingress interface, where the reply leaves
+	__u32 server;       // the destination's server
 };
 
 // small is a reply made in the program (a challenge); at most 16 bytes.
