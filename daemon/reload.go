@@ -61,7 +61,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 			continue
 		}
 		if why, err := fitShare(ss.cfg, len(spec.servers)); err == nil && why != "" {
-			d.log.Warn("SIGHUP: server "+ss.name+": "+why)
+			d.log.Warn("SIGHUP: server " + ss.name + ": " + why)
 		}
 		s, err := d.newServer(ss.name, ss.path, ss.cfg)
 		if err != nil {
