@@ -184,13 +184,13 @@ func (a xdpCount) sub(b xdpCount) xdpCount {
 func xdpCounts(t *testing.T, d *Daemon, proto string) xdpCount {
 	t.Helper()
 	req := func(outcome string) float64 {
-		return d.Metric(t, fmt.Sprintf(`queryd_xdp_requests_total{outcome=%q,protocol=%q}`, outcome, proto))
+		return d.Metric(t, fmt.Sprintf(`queryd_xdp_requests_total{outcome=%q,protocol=%q,server="main"}`, outcome, proto))
 	}
 	var passed float64 // every reason (xdp/doc.go lists them)
 	for _, reason := range []string{"other", "not_local", "martian", "malformed", "vlan", "no_route"} {
-		passed += d.Metric(t, fmt.Sprintf(`queryd_xdp_passed_total{reason=%q}`, reason))
+		passed += d.Metric(t, fmt.Sprintf(`queryd_xdp_passed_total{reason=%q,server="main"}`, reason))
 	}
-	return xdpCount{req("answered"), req("challenged"), passed, d.Metric(t, "queryd_xdp_resize_failed_total")}
+	return xdpCount{req("answered"), req("challenged"), passed, d.Metric(t, `queryd_xdp_resize_failed_total{server="main"}`)}
 }
 
 // xdpProbe asks the daemon from the client's second address (so that the

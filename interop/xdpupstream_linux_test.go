@@ -131,11 +131,11 @@ func TestXDPUpstreamStale(t *testing.T) {
 	probe := newXDPProbe(t, n)
 	probe.waitA2S(t, "stock server")
 	probe.waitQ3(t, "stock server")
-	answered := front.Metric(t, `queryd_xdp_requests_total{outcome="answered",protocol="a2s"}`)
+	answered := front.Metric(t, `queryd_xdp_requests_total{outcome="answered",protocol="a2s",server="main"}`)
 	if answered == 0 {
 		t.Fatal("the program answered no A2S_INFO: the fast path is not in the way")
 	}
-	staleBefore := front.Metric(t, `queryd_xdp_requests_total{outcome="stale",protocol="a2s"}`)
+	staleBefore := front.Metric(t, `queryd_xdp_requests_total{outcome="stale",protocol="a2s",server="main"}`)
 
 	killed := time.Now()
 	back.Stop() // the game server dies
@@ -146,7 +146,7 @@ func TestXDPUpstreamStale(t *testing.T) {
 	}
 	silentAfter := time.Since(killed)
 	probe.silentFor(t, "after the game server died", 2*time.Second)
-	stale := front.Metric(t, `queryd_xdp_requests_total{outcome="stale",protocol="a2s"}`) - staleBefore
+	stale := front.Metric(t, `queryd_xdp_requests_total{outcome="stale",protocol="a2s",server="main"}`) - staleBefore
 	t.Logf("silent %v after the game server died (stale_after %v); the program dropped %v A2S queries as stale",
 		silentAfter.Round(time.Millisecond), upstreamStaleAfter, stale)
 	if stale == 0 {
