@@ -293,6 +293,13 @@ func (d *Daemon) downServers() []downServer {
 	return append([]downServer(nil), d.down...)
 }
 
+// serverCount is how many servers the host has, running or down.
+func (d *Daemon) serverCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.servers) + len(d.down)
+}
+
 // first returns the host's first running server (nil: none).
 func (d *Daemon) first() *Server {
 	d.mu.Lock()

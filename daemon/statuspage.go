@@ -28,6 +28,7 @@ func (s *Server) newStatus() *status.Sampler {
 		UnprovenUse:  s.udp.UnprovenUse,
 		DrainSources: s.udp.DrainSources,
 		Build:        s.host.build,
+		Servers:      s.host.serverCount,
 	}
 	if s.upstream != nil {
 		src.Upstream = s.upstream.Status

@@ -107,7 +107,7 @@ func openPageAt(t *testing.T, admin, netns string) *browserPage {
 	}
 	t.Cleanup(func() { p.checkClean(t) })
 	p.run(t, 30*time.Second, chromedp.Navigate("http://"+p.admin+"/"))
-	p.waitJS(t, 10*time.Second, `document.body.dataset.version !== undefined`)
+	p.waitJS(t, 10*time.Second, `document.body.dataset.version !== undefined || document.body.dataset.view === "servers"`) // one server's page, or a host's list
 	return p
 }
 

@@ -17,6 +17,7 @@ const SchemaVersion = 1
 type Report struct {
 	Schema     int            `json:"schema"`
 	Now        time.Time      `json:"now"`
+	Servers    int            `json:"servers"` // the host's servers: with more than one, GET / lists them
 	Silent     SilentCard     `json:"silent"`
 	Server     ServerCard     `json:"server"`
 	Feed       FeedCard       `json:"feed"`
@@ -144,7 +145,10 @@ type SourceReport struct {
 
 // Report builds the document at now.
 func (s *Sampler) Report(now time.Time) Report {
-	r := Report{Schema: SchemaVersion, Now: now.UTC()}
+	r := Report{Schema: SchemaVersion, Now: now.UTC(), Servers: 1}
+	if s.src.Servers != nil {
+		r.Servers = s.src.Servers()
+	}
 	var sl Silence
 	if s.src.Silence != nil {
 		sl = s.src.Silence(now)

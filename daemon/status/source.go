@@ -59,6 +59,9 @@ type Source struct {
 	// into the same table; nil: no fast path.
 	FastSources func(dst []responder.SourceCount) []responder.SourceCount
 	Build       Build
+	// Servers is how many servers the host runs, down ones included (nil:
+	// one): with more, the page lists them.
+	Servers func() int
 }
 
 // Build is what the page says about the binary; the daemon fills it by the

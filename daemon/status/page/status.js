@@ -346,7 +346,9 @@ async function start() {
     $("back").hidden = false;
   } else {
     try {
-      listMode = (await getJSON("/servers.json")).servers.length > 1;
+      const r = await getJSON("/status.json");
+      listMode = r.servers > 1;
+      if (!listMode) render(r);
     } catch (e) {
       listMode = false; // the one server's page; its errors show as usual
     }
