@@ -47,7 +47,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 	for _, f := range spec.failed {
 		named[f.name] = true
 		if s := running[f.name]; s != nil {
-			s.log.Error("SIGHUP: server file rejected; keeping its running config", "server", f.name, "err", f.err)
+			s.log.Error("SIGHUP: server file rejected; keeping its running config", "err", f.err)
 			continue
 		}
 		d.log.Error("SIGHUP: server file refused: server not started", "server", f.name, "file", f.path, "err", f.err)
@@ -93,11 +93,11 @@ func (d *Daemon) apply(spec *hostSpec) {
 	d.servers, d.down = next, down
 	d.mu.Unlock()
 	for _, s := range fresh {
-		s.log.Info("SIGHUP: server started", "server", s.name, "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
+		s.log.Info("SIGHUP: server started", "feed", s.FeedPath(), "udp", s.UDPAddrs(), "protocols", s.Protocols())
 	}
 	for _, s := range gone {
 		s.remove()
-		s.log.Info("SIGHUP: server removed: stopped", "server", s.name)
+		s.log.Info("SIGHUP: server removed: stopped")
 	}
 }
 
