@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -51,8 +52,10 @@ type Daemon struct {
 	build status.Build
 	// fast is the XDP fast path, one program for every server (nil: off).
 	fast *xdp.FastPath
-	// multi: the host runs (or may run) several servers: logs name them.
-	multi bool
+	// multi: the host runs (or may run) several servers: logs and
+	// /healthz name them, one server's failure is its own. Set at start,
+	// and for good by a reload that finds [servers] or a second server.
+	multi atomic.Bool
 
 	admin *adminServer
 	tick  *statusTick // nil when the admin listener is off
@@ -94,7 +97,8 @@ func New(opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{opts: opts, main: spec.main, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}, multi: spec.multi}
+	d := &Daemon{opts: opts, main: spec.main, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}}
+	d.multi.Store(spec.multi)
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -145,7 +149,7 @@ func (d *Daemon) startServers(spec *hostSpec) error {
 	for _, ss := range spec.servers {
 		s, err := d.newServer(ss.name, ss.path, ss.cfg)
 		if err != nil {
-			if !d.multi {
+			if !d.multi.Load() {
 				return err
 			}
 			err = fmt.Errorf("server %s: %w", ss.name, err)
@@ -231,7 +235,7 @@ loop:
 // logStarted logs the start: the one server's feed and protocols, or each
 // server's.
 func (d *Daemon) logStarted() {
-	if !d.multi {
+	if !d.multi.Load() {
 		if s := d.first(); s != nil {
 			d.log.Info("queryd started", "version", d.opts.Version, "feed", s.FeedPath(), "protocols", s.Protocols())
 		}
@@ -254,7 +258,7 @@ func (d *Daemon) serverFailed(f serverFailure) bool {
 		d.mu.Unlock()
 		return false
 	}
-	last := len(d.servers) == 1 || !d.multi
+	last := len(d.servers) == 1 || !d.multi.Load()
 	if last {
 		d.mu.Unlock()
 		return true

@@ -60,7 +60,7 @@ func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 			body["reason"], body["since"] = first.Reason, first.Since
 		}
 	}
-	if d.multi {
+	if d.multi.Load() {
 		body["servers"] = all
 	}
 	writeHealth(w, ok, body)

@@ -69,7 +69,7 @@ func (d *Daemon) loadSpec() (*hostSpec, error) {
 			return nil, err
 		}
 		spec := hostSpecOf(h)
-		spec.multi = spec.multi || d.multi
+		spec.multi = spec.multi || d.multi.Load()
 		return spec, nil
 	}
 	cfg, err := config.Load(d.opts.Path, mods...)

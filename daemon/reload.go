@@ -37,6 +37,9 @@ func (d *Daemon) Reload() {
 
 // apply makes the running servers spec's (reloadMu held).
 func (d *Daemon) apply(spec *hostSpec) {
+	if spec.multi {
+		d.multi.Store(true)
+	}
 	running := map[string]*Server{}
 	for _, s := range d.running() {
 		running[s.name] = s

@@ -64,7 +64,7 @@ type Server struct {
 func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, err error) {
 	s := &Server{host: d, name: name, path: path, cfg: cfg, stopped: make(chan struct{})}
 	s.log = d.log
-	if d.multi {
+	if d.multi.Load() {
 		s.log = d.log.With("server", name)
 	}
 	s.reg = newTrackedRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, d.reg))

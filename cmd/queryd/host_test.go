@@ -348,3 +348,35 @@ func TestHostBrokenAtStart(t *testing.T) {
 		t.Errorf("/healthz %d after the fix, want 200", code)
 	}
 }
+
+// TestHostMainBecomesHost: a one-server config (the main file is the
+// server "main") gains [servers] include and a server file; after SIGHUP
+// both servers answer, each its own name, and /healthz names both.
+func TestHostMainBecomesHost(t *testing.T) {
+	dir := testDir(t)
+	path := filepath.Join(dir, "queryd.toml")
+	one := "[admin]\nlisten = \"127.0.0.1:0\"\n" + serverFile(dir, "main", "")
+	if err := os.WriteFile(path, []byte(one), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startHost(t, path)
+	wantName(t, d, "main", "Server main")
+	if _, h := getJSON(t, d, "/healthz"); h["servers"] != nil {
+		t.Errorf("/healthz of one server lists servers: %v", h)
+	}
+	os.Mkdir(filepath.Join(dir, "servers.d"), 0o700)
+	writeServer(t, dir, "extra", "")
+	if err := os.WriteFile(path, []byte(one+"[servers]\ninclude = [\"servers.d/*.toml\"]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.Reload()
+	if got := d.ServerNames(); !slices.Equal(got, []string{"main", "extra"}) {
+		t.Fatalf("servers %v", got)
+	}
+	wantName(t, d, "main", "Server main")
+	wantName(t, d, "extra", "Server extra")
+	code, h := getJSON(t, d, "/healthz")
+	if servers, _ := h["servers"].(map[string]any); code != http.StatusOK || len(servers) != 2 {
+		t.Errorf("/healthz %d %v, want 200 naming main and extra", code, h)
+	}
+}
