@@ -29,5 +29,8 @@
 // loops count (responder.Server.DrainSources) and the XDP fast path counts
 // in the driver (xdp.FastPath.DrainSources), kept for the last minute in
 // a fixed-size ring of per-second top lists. It runs as one of the
-// daemon's parts (Serve(ctx)).
+// daemon's parts (Serve(ctx)), or, on a host of several servers, the
+// daemon's one tick calls Sample for each server's sampler (RegisterHost
+// serves them by name: /status.json?server=NAME, /servers.json). The
+// document is encoded on the first request after a sample.
 package status
