@@ -308,15 +308,17 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	if b.check {
 		b.warn(path, c, errs)
 	}
+	for _, e := range b.overlap(c, path) {
+		if !errs.Covers(e.Key) { // a value in error stood in by its default
+			errs = append(errs, e)
+		}
+	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 		return nil, errs
 	}
 	m := b.h.Main
 	c.Admin, c.Log, c.XDP, c.Servers = m.Admin, m.Log, m.XDP, m.Servers
-	if err := b.overlap(c, path); err != nil {
-		return nil, err
-	}
 	return c, nil
 }
 
