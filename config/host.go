@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // MaxServers bounds the servers one queryd runs (the XDP program's tables
@@ -290,7 +291,9 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s): a server file is a TOML file", fi.Mode().Type())
 	}
-	data, err := readLimited(path, MaxFileSize)
+	// Non-blocking: a file that blocks its reader (/proc/kmsg) is refused,
+	// not waited for.
+	data, err := readLimitedFlags(path, MaxFileSize, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
@@ -349,16 +352,25 @@ func (b *hostBuilder) fail(name, path string, err error) {
 	b.h.Failed = append(b.h.Failed, FileError{Name: name, Path: path, Err: err})
 }
 
+// globMeta returns the characters of a glob that are no literal: '\\'
+// quotes one on Unix; on Windows it is the separator.
+func globMeta() string {
+	if runtime.GOOS == "windows" {
+		return `*?[`
+	}
+	return `*?[\`
+}
+
 // escapeGlob quotes the glob characters of a folder's name, so that the
-// main file's folder is taken as it is (on Windows '\\' is the separator:
-// nothing to quote with).
+// main file's folder is taken as it is (on Windows there is nothing to
+// quote with: '[' there stays a glob character).
 func escapeGlob(dir string) string {
 	if runtime.GOOS == "windows" {
 		return dir
 	}
 	var sb strings.Builder
 	for _, r := range dir {
-		if strings.ContainsRune(`*?[\`, r) {
+		if strings.ContainsRune(globMeta(), r) {
 			sb.WriteByte('\\')
 		}
 		sb.WriteRune(r)
