@@ -191,6 +191,7 @@ type hostBuilder struct {
 	seen     map[string]bool   // files taken (cleaned paths)
 	claims   []claim           // addresses and sockets of the servers so far
 	read     int               // server files read (at most MaxServers, with the main one)
+	past     []string          // files matched past MaxServers, unread
 	warnings []string
 }
 
@@ -246,10 +247,26 @@ func (b *hostBuilder) includeAll(known Errors) error {
 			b.add(m)
 		}
 	}
+	b.failPast()
 	if len(bad) > 0 {
 		return bad
 	}
 	return nil
+}
+
+// failPast records the files past MaxServers, unread: one FileError, the
+// first file's, that counts the others (a folder of thousands of files
+// makes one line of log, not thousands).
+func (b *hostBuilder) failPast() {
+	if len(b.past) == 0 {
+		return
+	}
+	name, _ := serverName(b.past[0])
+	err := fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read", MaxServers)
+	if n := len(b.past) - 1; n > 0 {
+		err = fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read, nor the %d file(s) after it", MaxServers, n)
+	}
+	b.fail(name, b.past[0], err)
 }
 
 // add loads one server file: into Servers, or into Failed with why.
@@ -259,6 +276,10 @@ func (b *hostBuilder) add(path string) {
 		return // matched by two patterns, or the main file itself
 	}
 	b.seen[clean] = true
+	if b.read >= MaxServers {
+		b.past = append(b.past, path)
+		return
+	}
 	name, err := serverName(path)
 	if err != nil {
 		b.fail("", path, err)
@@ -269,10 +290,6 @@ func (b *hostBuilder) add(path string) {
 		return
 	}
 	b.names[name] = path
-	if b.read >= MaxServers {
-		b.fail(name, path, fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read", MaxServers))
-		return
-	}
 	b.read++
 	c, err := b.loadServer(name, path)
 	if err != nil {

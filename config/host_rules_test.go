@@ -237,27 +237,41 @@ func TestHostBrokenFiles(t *testing.T) {
 }
 
 // TestHostMaxServers: past MaxServers servers (the main one counts) the
-// files are refused unread; total work is bounded by MaxServers files.
+// files are refused unread, in one FileError (the first's, counting the
+// others); total work is bounded by MaxServers files.
 func TestHostMaxServers(t *testing.T) {
-	for _, mainIsServer := range []bool{false, true} {
+	for _, tc := range []struct {
+		mainIsServer bool
+		files        int
+		want         string // the FileError of the files past the cap
+	}{
+		{false, config.MaxServers, ""},
+		{false, config.MaxServers + 1, "s256.toml: past the 256 servers one queryd runs (config.MaxServers): not read"},
+		{true, config.MaxServers + 1, "s255.toml: past the 256 servers one queryd runs (config.MaxServers): not read, nor the 1 file(s) after it"},
+		{false, config.MaxServers + 100, "s256.toml: past the 256 servers one queryd runs (config.MaxServers): not read, nor the 99 file(s) after it"},
+	} {
 		files := map[string]string{"queryd.toml": hostMain}
-		if mainIsServer {
+		if tc.mainIsServer {
 			files["queryd.toml"] += "[listen]\nudp = [\"127.0.0.1:1\"]\n"
 		}
-		for i := range config.MaxServers + 1 {
+		for i := range tc.files {
 			files[fmt.Sprintf("s/s%03d.toml", i)] = udpServer(fmt.Sprintf("127.0.0.1:%d", 20000+i), "")
 		}
 		h := loadHost(t, files)
-		wantFailed := 1
-		if mainIsServer {
-			wantFailed = 2
+		wantServers := tc.files
+		if tc.mainIsServer {
+			wantServers++
 		}
-		if len(h.Servers) != config.MaxServers || len(h.Failed) != wantFailed {
-			t.Fatalf("main a server %v: %d servers, %d failed", mainIsServer, len(h.Servers), len(h.Failed))
+		if len(h.Servers) != min(wantServers, config.MaxServers) {
+			t.Errorf("%+v: %d servers", tc, len(h.Servers))
 		}
-		last := h.Failed[len(h.Failed)-1]
-		if last.Name != "s256" || !strings.Contains(last.Error(), "past the 256 servers one queryd runs (config.MaxServers): not read") {
-			t.Errorf("main a server %v: %v", mainIsServer, last.Error())
+		switch {
+		case tc.want == "" && len(h.Failed) != 0:
+			t.Errorf("%d files: failed %v", tc.files, failed(h))
+		case tc.want != "" && (len(h.Failed) != 1 || !strings.HasSuffix(h.Failed[0].Error(), tc.want)):
+			t.Errorf("%+v: failed %v", tc, failed(h))
+		case tc.want != "" && h.Failed[0].Name != strings.TrimSuffix(strings.Split(tc.want, ".")[0], ".toml"):
+			t.Errorf("%+v: name %q", tc, h.Failed[0].Name)
 		}
 	}
 }
