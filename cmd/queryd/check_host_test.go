@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -143,5 +145,41 @@ func TestCheckHostMain(t *testing.T) {
 	}
 	if code, out, _ := run(t, "", "check", "-local=false", path); code != 0 || out != path+": ok (2 server(s): main, a)\n" {
 		t.Errorf("-local=false: exit %d, %q", code, out)
+	}
+}
+
+// TestCheckHostBinary: the built queryd (as CI and the packages build it)
+// checks a host in one run: exit 0 and the servers for examples/host,
+// exit 1 and every file's error, each line starting with its file, for a
+// host with a broken server file and an overlap.
+func TestCheckHostBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds queryd")
+	}
+	bin := buildStatic(t)
+	example := filepath.Join("..", "..", "examples", "host", "queryd.toml")
+	out, err := exec.Command(bin, "check", "-local=false", "-config", example).CombinedOutput()
+	if err != nil || string(out) != example+": ok (3 server(s): alpha, bravo, charlie)\n" {
+		t.Fatalf("examples/host: %v\n%s", err, out)
+	}
+	dir := testDir(t)
+	path := writeHost(t, dir, "[servers]\ninclude = [\"s/*.toml\"]\n", map[string]string{
+		"s/a.toml": serverFile(dir, "a", "[::]:27115"),
+		"s/b.toml": serverFile(dir, "b", "198.18.0.1:27115"),
+		"s/c.toml": serverFile(dir, "c", "127.0.0.1:27116") + "[xdp]\ninterfaces = [\"eth0\"]\n",
+	})
+	var stdout, stderr strings.Builder
+	cmd := exec.Command(bin, "check", "-local=false", path)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || stdout.Len() != 0 {
+		t.Fatalf("exit %v, stdout %q", err, stdout.String())
+	}
+	want := path + ": 2 error(s) in 2 of 4 file(s)\n" +
+		"  " + filepath.Join(dir, "s", "b.toml") + ": listen.udp[0]: udp 198.18.0.1:27115 overlaps udp [::]:27115 of listen.udp[0] in " + filepath.Join(dir, "s", "a.toml") + ": two servers cannot listen on one address\n" +
+		"  " + filepath.Join(dir, "s", "c.toml") + ": xdp: [xdp] is host-wide: allowed only in the main file " + path + ", not in a server file\n"
+	if stderr.String() != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
 	}
 }
