@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// writeHost writes a main file (queryd.toml) and files under dir; it
+// writeCheckedHost writes a main file (queryd.toml) and files under dir; it
 // returns the main file's path.
-func writeHost(t *testing.T, dir, main string, files map[string]string) string {
+func writeCheckedHost(t *testing.T, dir, main string, files map[string]string) string {
 	t.Helper()
 	files["queryd.toml"] = main
 	for name, text := range files {
@@ -28,8 +28,8 @@ func writeHost(t *testing.T, dir, main string, files map[string]string) string {
 	return filepath.Join(dir, "queryd.toml")
 }
 
-// serverFile is a server file on udp with its feed socket in dir.
-func serverFile(dir, name, udp string) string {
+// checkedServer is a server file on udp with its feed socket in dir.
+func checkedServer(dir, name, udp string) string {
 	return fmt.Sprintf("[listen]\nudp = [%q]\n[feed]\nsocket = %q\n", udp, filepath.Join(dir, name+".sock"))
 }
 
@@ -68,18 +68,18 @@ func TestCheckHostErrors(t *testing.T) {
 	defer busy.Close()
 	p1, p2 := freeWildcardPort(t), freeWildcardPort(t)
 	main := "[admin]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"loud\"\n[servers]\ninclude = [\"s/*.toml\"]\n"
-	path := writeHost(t, dir, main, map[string]string{
-		"s/a.toml":       serverFile(dir, "a", fmt.Sprintf("0.0.0.0:%d", p1)),
-		"s/x.toml":       serverFile(dir, "x", "127.0.0.1:0") + "[admin]\nlisten = \"0.0.0.0:9273\"\n",
-		"s/b.toml":       serverFile(dir, "b", fmt.Sprintf("127.0.0.1:%d", p1)),
-		"s/c.toml":       serverFile(dir, "c", fmt.Sprintf("[::]:%d", p2)),
-		"s/d.toml":       serverFile(dir, "d", fmt.Sprintf("[::1]:%d", p2)),
+	path := writeCheckedHost(t, dir, main, map[string]string{
+		"s/a.toml":       checkedServer(dir, "a", fmt.Sprintf("0.0.0.0:%d", p1)),
+		"s/x.toml":       checkedServer(dir, "x", "127.0.0.1:0") + "[admin]\nlisten = \"0.0.0.0:9273\"\n",
+		"s/b.toml":       checkedServer(dir, "b", fmt.Sprintf("127.0.0.1:%d", p1)),
+		"s/c.toml":       checkedServer(dir, "c", fmt.Sprintf("[::]:%d", p2)),
+		"s/d.toml":       checkedServer(dir, "d", fmt.Sprintf("[::1]:%d", p2)),
 		"s/e.toml":       "[listen\n",
-		"s/main.toml":    serverFile(dir, "m", "127.0.0.1:0"),
-		"s/busy.toml":    serverFile(dir, "busy", busy.LocalAddr().String()),
-		"s/warned.toml":  serverFile(dir, "warned", "127.0.0.1:0") + "[relay]\nqueue = 1\n",
-		"s/ok.toml":      serverFile(dir, "ok", "127.0.0.1:0"),
-		"s/ok-sock.toml": serverFile(dir, "ok", "127.0.0.1:0"),
+		"s/main.toml":    checkedServer(dir, "m", "127.0.0.1:0"),
+		"s/busy.toml":    checkedServer(dir, "busy", busy.LocalAddr().String()),
+		"s/warned.toml":  checkedServer(dir, "warned", "127.0.0.1:0") + "[relay]\nqueue = 1\n",
+		"s/ok.toml":      checkedServer(dir, "ok", "127.0.0.1:0"),
+		"s/ok-sock.toml": checkedServer(dir, "ok", "127.0.0.1:0"),
 	})
 	code, out, errOut := run(t, "", "check", path)
 	s := func(name string) string { return filepath.Join(dir, "s", name) }
@@ -114,7 +114,7 @@ func TestCheckHostErrors(t *testing.T) {
 // the host-wide [admin] listen once, on the main file.
 func TestCheckHostMain(t *testing.T) {
 	dir := testDir(t)
-	path := writeHost(t, dir, "[admin]\nlisten = \"127.0.0.1:0\"\n[servers]\ninclude = [\"s/*.toml\"]\n", map[string]string{})
+	path := writeCheckedHost(t, dir, "[admin]\nlisten = \"127.0.0.1:0\"\n[servers]\ninclude = [\"s/*.toml\"]\n", map[string]string{})
 	if code, out, errOut := run(t, "", "check", path); code != 0 || out != path+": ok (no server file yet)\n" {
 		t.Errorf("no server: exit %d, %q %q", code, out, errOut)
 	}
@@ -128,8 +128,8 @@ func TestCheckHostMain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	main := fmt.Sprintf("[admin]\nlisten = %q\n[servers]\ninclude = [\"s/*.toml\"]\n", admin.Addr()) + serverFile(dir, "main", busy.LocalAddr().String())
-	path = writeHost(t, dir, main, map[string]string{"s/a.toml": serverFile(dir, "a", "127.0.0.1:0")})
+	main := fmt.Sprintf("[admin]\nlisten = %q\n[servers]\ninclude = [\"s/*.toml\"]\n", admin.Addr()) + checkedServer(dir, "main", busy.LocalAddr().String())
+	path = writeCheckedHost(t, dir, main, map[string]string{"s/a.toml": checkedServer(dir, "a", "127.0.0.1:0")})
 	code, out, errOut := run(t, "", "check", path)
 	for _, want := range []string{
 		path + ": 2 error(s) in 1 of 2 file(s)\n",
@@ -163,10 +163,10 @@ func TestCheckHostBinary(t *testing.T) {
 		t.Fatalf("examples/host: %v\n%s", err, out)
 	}
 	dir := testDir(t)
-	path := writeHost(t, dir, "[servers]\ninclude = [\"s/*.toml\"]\n", map[string]string{
-		"s/a.toml": serverFile(dir, "a", "[::]:27115"),
-		"s/b.toml": serverFile(dir, "b", "198.18.0.1:27115"),
-		"s/c.toml": serverFile(dir, "c", "127.0.0.1:27116") + "[xdp]\ninterfaces = [\"eth0\"]\n",
+	path := writeCheckedHost(t, dir, "[servers]\ninclude = [\"s/*.toml\"]\n", map[string]string{
+		"s/a.toml": checkedServer(dir, "a", "[::]:27115"),
+		"s/b.toml": checkedServer(dir, "b", "198.18.0.1:27115"),
+		"s/c.toml": checkedServer(dir, "c", "127.0.0.1:27116") + "[xdp]\ninterfaces = [\"eth0\"]\n",
 	})
 	var stdout, stderr strings.Builder
 	cmd := exec.Command(bin, "check", "-local=false", path)
