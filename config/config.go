@@ -10,8 +10,8 @@
 // Host mode: one queryd for many game servers. A main file's [servers]
 // include lists globs (relative to its folder, or absolute; wildcards in
 // the file name only; each pattern's matches sorted; none matching is
-// fine) of server files, each one server
-// named by its file name without ".toml" (letters, digits, '-', '_'; "main"
+// fine; names starting with '.' skipped, as a shell does) of server
+// files, each one server named by its file name without ".toml" (letters, digits, '-', '_'; "main"
 // and "feed" are taken). A server file holds only per-server tables
 // ([listen], [feed], [limits], [server], [relay], [upstream], the protocol
 // sections); the host-wide ones ([admin], [log], [xdp], [servers]) are the

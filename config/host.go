@@ -28,9 +28,11 @@ const MainServer = "main"
 
 // Servers is [servers] (main file only): the server files this queryd runs.
 type Servers struct {
-	// Include are globs relative to the main file's folder (or absolute);
-	// each pattern's matches are taken sorted, the patterns in order; none
-	// matching is fine.
+	// Include are globs relative to the main file's folder (or absolute),
+	// with wildcards in the file name only; each pattern's matches are
+	// taken sorted, the patterns in order; none matching is fine. As in a
+	// shell, a file whose name starts with '.' matches only a pattern whose
+	// file name does.
 	Include []string `toml:"include"`
 }
 
@@ -223,7 +225,8 @@ func (c *Config) isServer() bool {
 	return slices.ContainsFunc(c.present, func(t string) bool { return !slices.Contains(hostWide, t) })
 }
 
-// includeAll adds the files every include pattern matches; known are the
+// includeAll adds the files every include pattern matches (but those whose
+// name starts with '.', unless the pattern's does); known are the
 // main file's errors (CheckHost: a pattern in error is skipped). Its error
 // is a bad pattern's.
 func (b *hostBuilder) includeAll(known Errors) error {
@@ -243,7 +246,11 @@ func (b *hostBuilder) includeAll(known Errors) error {
 			continue
 		}
 		sort.Strings(matches)
+		hidden := strings.HasPrefix(filepath.Base(pattern), ".")
 		for _, m := range matches {
+			if strings.HasPrefix(filepath.Base(m), ".") && !hidden {
+				continue // as a shell does: an editor's .#x.toml, Kubernetes' ..data
+			}
 			b.add(m)
 		}
 	}

@@ -143,7 +143,7 @@ func TestHostServerFileHostWide(t *testing.T) {
 func TestHostServerNames(t *testing.T) {
 	long := strings.Repeat("x", config.MaxServerName+1)
 	h := loadHost(t, map[string]string{
-		"queryd.toml":             "[servers]\ninclude = [\"s/*\", \"s/*.toml\", \"t/*.toml\", \"*.toml\"]\n",
+		"queryd.toml":             "[servers]\ninclude = [\"s/*\", \"s/*.toml\", \"s/.*\", \"t/*.toml\", \"*.toml\"]\n",
 		"s/ok-1_A.toml":           udpServer("127.0.0.1:27115", ""),
 		"s/main.toml":             udpServer("127.0.0.1:27116", ""),
 		"s/a.b.toml":              udpServer("127.0.0.1:27117", ""),
@@ -277,16 +277,22 @@ func TestHostMaxServers(t *testing.T) {
 }
 
 // TestHostGlobOrder: each pattern's matches are taken sorted, the patterns
-// in order; a folder with glob characters in its name is taken as it is.
+// in order; names starting with '.' (an editor's lock file, Kubernetes'
+// ..data in a ConfigMap volume) only for a pattern whose name does; a
+// folder with glob characters in its name is taken as it is.
 func TestHostGlobOrder(t *testing.T) {
 	h := loadHost(t, map[string]string{
-		"queryd.toml": "[servers]\ninclude = [\"b/*.toml\", \"a/*.toml\"]\n",
-		"b/y.toml":    udpServer("127.0.0.1:2", ""),
-		"b/x.toml":    udpServer("127.0.0.1:1", ""),
-		"a/z.toml":    udpServer("127.0.0.1:3", ""),
+		"queryd.toml":     "[servers]\ninclude = [\"b/*.toml\", \"a/*\", \"c/.*.toml\"]\n",
+		"b/y.toml":        udpServer("127.0.0.1:2", ""),
+		"b/x.toml":        udpServer("127.0.0.1:1", ""),
+		"b/.#x.toml":      udpServer("127.0.0.1:1", ""),
+		"a/z.toml":        udpServer("127.0.0.1:3", ""),
+		"a/..data/z.toml": udpServer("127.0.0.1:3", ""),
+		"a/.z.toml.swp":   "",
+		"c/.hidden.toml":  udpServer("127.0.0.1:4", ""),
 	})
-	if got := names(h); !slices.Equal(got, []string{"x", "y", "z"}) {
-		t.Errorf("order %v", got)
+	if got := names(h); !slices.Equal(got, []string{"x", "y", "z"}) || len(h.Failed) != 1 || !strings.Contains(failed(h)[".hidden.toml"], `the server name ".hidden"`) {
+		t.Errorf("order %v, failed %v", got, failed(h))
 	}
 	dir := filepath.Join(t.TempDir(), "[q*]")
 	for name, text := range map[string]string{"queryd.toml": hostMain, "s/a.toml": udpServer("127.0.0.1:27115", "")} {
