@@ -8,9 +8,10 @@
 // log level as slog.Level, enums as named types.
 //
 // Host mode: one queryd for many game servers. A main file's [servers]
-// include lists globs (relative to its folder, or absolute; each pattern's
-// matches sorted; none matching is fine) of server files, each one server
-// named by its file name without ".toml" (letters, digits, '-', '_'; "main"
+// include lists globs (relative to its folder, or absolute; wildcards in
+// the file name only; each pattern's matches sorted; none matching is
+// fine; names starting with '.' skipped, as a shell does) of server
+// files, each one server named by its file name without ".toml" (letters, digits, '-', '_'; "main"
 // and "feed" are taken). A server file holds only per-server tables
 // ([listen], [feed], [limits], [server], [relay], [upstream], the protocol
 // sections); the host-wide ones ([admin], [log], [xdp], [servers]) are the
@@ -217,7 +218,12 @@ func Check(path string, mods ...Module) (*Config, []string, error) {
 // readLimited reads a file of at most max bytes, and no more than max+1
 // bytes of a larger one.
 func readLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	return readLimitedFlags(path, max, os.O_RDONLY)
+}
+
+// readLimitedFlags is readLimited, opening the file with flags.
+func readLimitedFlags(path string, max int64, flags int) ([]byte, error) {
+	f, err := os.OpenFile(path, flags, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,8 @@ func hostName(h string) bool {
 }
 
 // validateServers checks [servers] include: at most MaxIncludes globs, each
-// well formed.
+// well formed, with wildcards only in the file name, so that each is one
+// folder read (no walk of a tree, however large).
 func (c *Config) validateServers(errs *Errors) {
 	inc := c.Servers.Include
 	if len(inc) > MaxIncludes {
@@ -188,6 +189,10 @@ func (c *Config) validateServers(errs *Errors) {
 		}
 		if _, err := filepath.Match(p, ""); err != nil {
 			errs.Add(key, "want a glob of server files such as \"servers.d/*.toml\", got %q: %v", p, err)
+			continue
+		}
+		if dir := filepath.Dir(p); strings.ContainsAny(dir, globMeta()) {
+			errs.Add(key, "want wildcards only in the file name (one folder of server files, read once), such as \"servers.d/*.toml\", got %q", p)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // MaxServers bounds the servers one queryd runs (the XDP program's tables
@@ -27,9 +28,11 @@ const MainServer = "main"
 
 // Servers is [servers] (main file only): the server files this queryd runs.
 type Servers struct {
-	// Include are globs relative to the main file's folder (or absolute);
-	// each pattern's matches are taken sorted, the patterns in order; none
-	// matching is fine.
+	// Include are globs relative to the main file's folder (or absolute),
+	// with wildcards in the file name only; each pattern's matches are
+	// taken sorted, the patterns in order; none matching is fine. As in a
+	// shell, a file whose name starts with '.' matches only a pattern whose
+	// file name does.
 	Include []string `toml:"include"`
 }
 
@@ -190,6 +193,7 @@ type hostBuilder struct {
 	seen     map[string]bool   // files taken (cleaned paths)
 	claims   []claim           // addresses and sockets of the servers so far
 	read     int               // server files read (at most MaxServers, with the main one)
+	past     []string          // files matched past MaxServers, unread
 	warnings []string
 }
 
@@ -221,7 +225,8 @@ func (c *Config) isServer() bool {
 	return slices.ContainsFunc(c.present, func(t string) bool { return !slices.Contains(hostWide, t) })
 }
 
-// includeAll adds the files every include pattern matches; known are the
+// includeAll adds the files every include pattern matches (but those whose
+// name starts with '.', unless the pattern's does); known are the
 // main file's errors (CheckHost: a pattern in error is skipped). Its error
 // is a bad pattern's.
 func (b *hostBuilder) includeAll(known Errors) error {
@@ -241,14 +246,34 @@ func (b *hostBuilder) includeAll(known Errors) error {
 			continue
 		}
 		sort.Strings(matches)
+		hidden := strings.HasPrefix(filepath.Base(pattern), ".")
 		for _, m := range matches {
+			if strings.HasPrefix(filepath.Base(m), ".") && !hidden {
+				continue // as a shell does: an editor's .#x.toml, Kubernetes' ..data
+			}
 			b.add(m)
 		}
 	}
+	b.failPast()
 	if len(bad) > 0 {
 		return bad
 	}
 	return nil
+}
+
+// failPast records the files past MaxServers, unread: one FileError, the
+// first file's, that counts the others (a folder of thousands of files
+// makes one line of log, not thousands).
+func (b *hostBuilder) failPast() {
+	if len(b.past) == 0 {
+		return
+	}
+	name, _ := serverName(b.past[0])
+	err := fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read", MaxServers)
+	if n := len(b.past) - 1; n > 0 {
+		err = fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read, nor the %d file(s) after it", MaxServers, n)
+	}
+	b.fail(name, b.past[0], err)
 }
 
 // add loads one server file: into Servers, or into Failed with why.
@@ -258,6 +283,10 @@ func (b *hostBuilder) add(path string) {
 		return // matched by two patterns, or the main file itself
 	}
 	b.seen[clean] = true
+	if b.read >= MaxServers {
+		b.past = append(b.past, path)
+		return
+	}
 	name, err := serverName(path)
 	if err != nil {
 		b.fail("", path, err)
@@ -268,10 +297,6 @@ func (b *hostBuilder) add(path string) {
 		return
 	}
 	b.names[name] = path
-	if b.read >= MaxServers {
-		b.fail(name, path, fmt.Errorf("past the %d servers one queryd runs (config.MaxServers): not read", MaxServers))
-		return
-	}
 	b.read++
 	c, err := b.loadServer(name, path)
 	if err != nil {
@@ -290,7 +315,9 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	} else if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s): a server file is a TOML file", fi.Mode().Type())
 	}
-	data, err := readLimited(path, MaxFileSize)
+	// Non-blocking: a file that blocks its reader (/proc/kmsg) is refused,
+	// not waited for.
+	data, err := readLimitedFlags(path, MaxFileSize, os.O_RDONLY|syscall.O_NONBLOCK)
 	if err != nil {
 		return nil, err
 	}
@@ -308,15 +335,17 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	if b.check {
 		b.warn(path, c, errs)
 	}
+	for _, e := range b.overlap(c, path) {
+		if !errs.Covers(e.Key) { // a value in error stood in by its default
+			errs = append(errs, e)
+		}
+	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 		return nil, errs
 	}
 	m := b.h.Main
 	c.Admin, c.Log, c.XDP, c.Servers = m.Admin, m.Log, m.XDP, m.Servers
-	if err := b.overlap(c, path); err != nil {
-		return nil, err
-	}
 	return c, nil
 }
 
@@ -347,16 +376,25 @@ func (b *hostBuilder) fail(name, path string, err error) {
 	b.h.Failed = append(b.h.Failed, FileError{Name: name, Path: path, Err: err})
 }
 
+// globMeta returns the characters of a glob that are no literal: '\\'
+// quotes one on Unix; on Windows it is the separator.
+func globMeta() string {
+	if runtime.GOOS == "windows" {
+		return `*?[`
+	}
+	return `*?[\`
+}
+
 // escapeGlob quotes the glob characters of a folder's name, so that the
-// main file's folder is taken as it is (on Windows '\\' is the separator:
-// nothing to quote with).
+// main file's folder is taken as it is (on Windows there is nothing to
+// quote with: '[' there stays a glob character).
 func escapeGlob(dir string) string {
 	if runtime.GOOS == "windows" {
 		return dir
 	}
 	var sb strings.Builder
 	for _, r := range dir {
-		if strings.ContainsRune(`*?[\`, r) {
+		if strings.ContainsRune(globMeta(), r) {
 			sb.WriteByte('\\')
 		}
 		sb.WriteRune(r)

@@ -49,6 +49,10 @@ func TestHostIncludeMalformed(t *testing.T) {
 		`include = ["[/*.toml"]`:            `servers.include[0]: `,
 		`include = ["a\u0000b"]`:            `servers.include[0]: want a glob of server files, got "a\x00b" (a NUL byte)`,
 		"include = [" + many + "]":          fmt.Sprintf("servers.include: at most %d patterns, got %d", config.MaxIncludes, config.MaxIncludes+1),
+		`include = ["*/a.toml"]`:            `servers.include[0]: want wildcards only in the file name (one folder of server files, read once), such as "servers.d/*.toml", got "*/a.toml"`,
+		`include = ["s/*/*.toml"]`:          `servers.include[0]: want wildcards only in the file name`,
+		`include = ["/etc/q?/*.toml"]`:      `servers.include[0]: want wildcards only in the file name`,
+		`include = ["s/*.toml", "[s]/a"]`:   `servers.include[1]: want wildcards only in the file name`,
 		`includes = ["s/*.toml"]`:           "servers.includes: unknown key (did you mean include?)",
 		"[servers.include]\nx = 1":          "servers.include: want an array, got a table",
 		"include = []\n[servers.x]\n":       "servers.x: unknown key",
@@ -139,7 +143,7 @@ func TestHostServerFileHostWide(t *testing.T) {
 func TestHostServerNames(t *testing.T) {
 	long := strings.Repeat("x", config.MaxServerName+1)
 	h := loadHost(t, map[string]string{
-		"queryd.toml":             "[servers]\ninclude = [\"s/*\", \"s/*.toml\", \"t/*.toml\", \"*.toml\"]\n",
+		"queryd.toml":             "[servers]\ninclude = [\"s/*\", \"s/*.toml\", \"s/.*\", \"t/*.toml\", \"*.toml\"]\n",
 		"s/ok-1_A.toml":           udpServer("127.0.0.1:27115", ""),
 		"s/main.toml":             udpServer("127.0.0.1:27116", ""),
 		"s/a.b.toml":              udpServer("127.0.0.1:27117", ""),
@@ -233,42 +237,62 @@ func TestHostBrokenFiles(t *testing.T) {
 }
 
 // TestHostMaxServers: past MaxServers servers (the main one counts) the
-// files are refused unread; total work is bounded by MaxServers files.
+// files are refused unread, in one FileError (the first's, counting the
+// others); total work is bounded by MaxServers files.
 func TestHostMaxServers(t *testing.T) {
-	for _, mainIsServer := range []bool{false, true} {
+	for _, tc := range []struct {
+		mainIsServer bool
+		files        int
+		want         string // the FileError of the files past the cap
+	}{
+		{false, config.MaxServers, ""},
+		{false, config.MaxServers + 1, "s256.toml: past the 256 servers one queryd runs (config.MaxServers): not read"},
+		{true, config.MaxServers + 1, "s255.toml: past the 256 servers one queryd runs (config.MaxServers): not read, nor the 1 file(s) after it"},
+		{false, config.MaxServers + 100, "s256.toml: past the 256 servers one queryd runs (config.MaxServers): not read, nor the 99 file(s) after it"},
+	} {
 		files := map[string]string{"queryd.toml": hostMain}
-		if mainIsServer {
+		if tc.mainIsServer {
 			files["queryd.toml"] += "[listen]\nudp = [\"127.0.0.1:1\"]\n"
 		}
-		for i := range config.MaxServers + 1 {
+		for i := range tc.files {
 			files[fmt.Sprintf("s/s%03d.toml", i)] = udpServer(fmt.Sprintf("127.0.0.1:%d", 20000+i), "")
 		}
 		h := loadHost(t, files)
-		wantFailed := 1
-		if mainIsServer {
-			wantFailed = 2
+		wantServers := tc.files
+		if tc.mainIsServer {
+			wantServers++
 		}
-		if len(h.Servers) != config.MaxServers || len(h.Failed) != wantFailed {
-			t.Fatalf("main a server %v: %d servers, %d failed", mainIsServer, len(h.Servers), len(h.Failed))
+		if len(h.Servers) != min(wantServers, config.MaxServers) {
+			t.Errorf("%+v: %d servers", tc, len(h.Servers))
 		}
-		last := h.Failed[len(h.Failed)-1]
-		if last.Name != "s256" || !strings.Contains(last.Error(), "past the 256 servers one queryd runs (config.MaxServers): not read") {
-			t.Errorf("main a server %v: %v", mainIsServer, last.Error())
+		switch {
+		case tc.want == "" && len(h.Failed) != 0:
+			t.Errorf("%d files: failed %v", tc.files, failed(h))
+		case tc.want != "" && (len(h.Failed) != 1 || !strings.HasSuffix(h.Failed[0].Error(), tc.want)):
+			t.Errorf("%+v: failed %v", tc, failed(h))
+		case tc.want != "" && h.Failed[0].Name != strings.TrimSuffix(strings.Split(tc.want, ".")[0], ".toml"):
+			t.Errorf("%+v: name %q", tc, h.Failed[0].Name)
 		}
 	}
 }
 
 // TestHostGlobOrder: each pattern's matches are taken sorted, the patterns
-// in order; a folder with glob characters in its name is taken as it is.
+// in order; names starting with '.' (an editor's lock file, Kubernetes'
+// ..data in a ConfigMap volume) only for a pattern whose name does; a
+// folder with glob characters in its name is taken as it is.
 func TestHostGlobOrder(t *testing.T) {
 	h := loadHost(t, map[string]string{
-		"queryd.toml": "[servers]\ninclude = [\"b/*.toml\", \"a/*.toml\"]\n",
-		"b/y.toml":    udpServer("127.0.0.1:2", ""),
-		"b/x.toml":    udpServer("127.0.0.1:1", ""),
-		"a/z.toml":    udpServer("127.0.0.1:3", ""),
+		"queryd.toml":     "[servers]\ninclude = [\"b/*.toml\", \"a/*\", \"c/.*.toml\"]\n",
+		"b/y.toml":        udpServer("127.0.0.1:2", ""),
+		"b/x.toml":        udpServer("127.0.0.1:1", ""),
+		"b/.#x.toml":      udpServer("127.0.0.1:1", ""),
+		"a/z.toml":        udpServer("127.0.0.1:3", ""),
+		"a/..data/z.toml": udpServer("127.0.0.1:3", ""),
+		"a/.z.toml.swp":   "",
+		"c/.hidden.toml":  udpServer("127.0.0.1:4", ""),
 	})
-	if got := names(h); !slices.Equal(got, []string{"x", "y", "z"}) {
-		t.Errorf("order %v", got)
+	if got := names(h); !slices.Equal(got, []string{"x", "y", "z"}) || len(h.Failed) != 1 || !strings.Contains(failed(h)[".hidden.toml"], `the server name ".hidden"`) {
+		t.Errorf("order %v, failed %v", got, failed(h))
 	}
 	dir := filepath.Join(t.TempDir(), "[q*]")
 	for name, text := range map[string]string{"queryd.toml": hostMain, "s/a.toml": udpServer("127.0.0.1:27115", "")} {

@@ -13,7 +13,7 @@ import (
 
 // writeFiles writes files (relative path → text) under a new temp dir and
 // returns the dir.
-func writeFiles(t *testing.T, files map[string]string) string {
+func writeFiles(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {

@@ -35,6 +35,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: queryd check [-local=false] FILE   (or -config FILE)")
 		return 2
 	}
+	if h, warnings, err := config.CheckHost(*path, configModules()...); h != nil && isHost(h, err) {
+		return checkHost(h, warnings, err, *local, stdout, stderr)
+	}
 	c, warnings, err := config.Check(*path, configModules()...)
 	var errs config.Errors
 	if err != nil && !errors.As(err, &errs) {
@@ -65,6 +68,29 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 // more than the file: names resolved ([relay] upstream, [upstream] address),
 // with local this host's checks (checkLocal), and the descriptor budget.
 func checkFurther(c *config.Config, errs config.Errors, warnings []string, local bool, stderr io.Writer) (config.Errors, []string) {
+	errs, warnings = checkNames(c, errs, warnings)
+	if local {
+		l := checkLocal(c, errs)
+		errs, warnings = append(errs, l.errs...), append(warnings, l.warnings...)
+		if l.note != "" {
+			fmt.Fprintln(stderr, "note:", l.note)
+		}
+	}
+	return errs, append(warnings, checkDescriptors(c, errs)...)
+}
+
+// checkDescriptors warns when this process's descriptor budget would lower
+// c's caps (the daemon's may differ: it runs under its own LimitNOFILE).
+func checkDescriptors(c *config.Config, errs config.Errors) []string {
+	if why, err := daemon.FitDescriptors(c); err == nil && why != "" && len(errs) == 0 {
+		return []string{why + " (in this shell; the daemon checks its own limit at start)"}
+	}
+	return nil
+}
+
+// checkNames adds the errors and warnings of what names resolve to
+// ([relay] upstream, [upstream] address) and of the HTTP feed's token file.
+func checkNames(c *config.Config, errs config.Errors, warnings []string) (config.Errors, []string) {
 	for _, check := range []struct {
 		key string
 		fn  func(*config.Config) error
@@ -80,18 +106,6 @@ func checkFurther(c *config.Config, errs config.Errors, warnings []string, local
 				warnings = append(warnings, fmt.Sprintf("%s: %v (queryd resolves it again at start)", check.key, err))
 			}
 		}
-	}
-	if local {
-		l := checkLocal(c, errs)
-		errs, warnings = append(errs, l.errs...), append(warnings, l.warnings...)
-		if l.note != "" {
-			fmt.Fprintln(stderr, "note:", l.note)
-		}
-	}
-	// The descriptor budget of this process (the daemon's may differ: it
-	// runs under its own LimitNOFILE).
-	if why, err := daemon.FitDescriptors(c); err == nil && why != "" && len(errs) == 0 {
-		warnings = append(warnings, why+" (in this shell; the daemon checks its own limit at start)")
 	}
 	return errs, warnings
 }

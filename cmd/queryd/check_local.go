@@ -30,28 +30,43 @@ type localFindings struct {
 // When a running queryd answers on the feed socket (`systemctl reload` runs
 // queryd check beside it), the addresses it holds are not reported.
 func checkLocal(c *config.Config, known config.Errors) localFindings {
-	var l localFindings
+	l, running := checkServerLocal(c, known)
+	h := checkHostLocal(c, known, running)
+	l.errs, l.warnings = append(l.errs, h.errs...), append(l.warnings, h.warnings...)
+	return l
+}
+
+// checkServerLocal is checkLocal's part for one server: its feed socket and
+// UDP addresses; running reports that a running queryd answers on its
+// socket (its addresses are then not checked).
+func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, running bool) {
 	add := func(key, format string, args ...any) {
 		if !known.Covers(key) {
 			l.errs.Add(key, format, args...)
 		}
 	}
-	running := false
 	if !known.Covers("feed.socket") {
 		running = l.checkSocket(c, add)
 	}
 	if running {
 		l.note = "a running queryd answers on the feed socket: the addresses it holds are not checked (a reload is fine; a second queryd on this config could not start)"
-	} else {
-		for i, ap := range c.Listen.UDP {
-			if why := bindFails("udp", ap); why != "" {
-				add(fmt.Sprintf("listen.udp[%d]", i), "%s: %s", ap, why)
-			}
+		return l, true
+	}
+	for i, ap := range c.Listen.UDP {
+		if why := bindFails("udp", ap); why != "" {
+			add(fmt.Sprintf("listen.udp[%d]", i), "%s: %s", ap, why)
 		}
-		if ap := c.Admin.Listen; ap.IsValid() {
-			if why := bindFails("tcp", ap); why != "" {
-				add("admin.listen", "%s: %s", ap, why)
-			}
+	}
+	return l, false
+}
+
+// checkHostLocal is checkLocal's host-wide part: the [admin] address (not
+// when a running queryd holds it) and the [xdp] interfaces.
+func checkHostLocal(c *config.Config, known config.Errors, running bool) localFindings {
+	var l localFindings
+	if ap := c.Admin.Listen; ap.IsValid() && !running && !known.Covers("admin.listen") {
+		if why := bindFails("tcp", ap); why != "" {
+			l.errs.Add("admin.listen", "%s: %s", ap, why)
 		}
 	}
 	for i, name := range c.XDP.Interfaces {

@@ -51,7 +51,12 @@
 // [admin] address another process holds (not when a running queryd answers
 // on the socket: systemctl reload runs check beside it), the [xdp]
 // interfaces. It prints "FILE: ok" on stdout when the config can start.
-// Exit status: 0 ok (warnings or not); 1 errors; 2 on a usage error.
+// A host (a main file whose [servers] include server files, or that is no
+// server itself) is checked in one run with every server file: each error
+// and warning line starts with its file, the local checks run for each
+// server (the [admin] and [xdp] ones once), and stdout says "FILE: ok (N
+// server(s): NAME, …)". Exit status: 0 ok (warnings or not); 1 errors in
+// any file; 2 on a usage error.
 //
 // # version
 //
