@@ -51,6 +51,7 @@ type FastPath struct {
 	lastNet   netState
 	lastDests map[querydDestkey]querydDest
 	lastPorts map[uint16]uint32
+	routeGen  uint32 // the config's route_gen: a source's cached route back is good while it stays (never 0)
 	updates   uint64 // reply publications, all servers
 	closed    bool
 	closeErr  error
@@ -506,6 +507,12 @@ func (f *FastPath) syncNet() error {
 		f.log.Warn("XDP: more routes than the program mirrors; on interfaces that do not forward, queries pass to the socket path", "max", maxRoutes)
 	}
 	f.lastNet = st
+	// Every dump ends the program's cached routes back (struct peer): a
+	// change of the addresses, routes or forwarding is seen within a
+	// second (at once for what netlink announces).
+	if f.routeGen++; f.routeGen == 0 {
+		f.routeGen = 1
+	}
 	errs = append(errs, f.syncDestsLocked())
 	f.mu.Unlock()
 	f.each(func(s *server) { errs = append(errs, f.syncConfig(s)) })

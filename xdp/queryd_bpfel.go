@@ -32,10 +32,12 @@ type querydConfig struct {
 	K1          uint64
 	WallOffset  uint64
 	FreshUntil  uint64
-	PeripRate   uint64
+	Epoch       uint64
+	EpochNext   uint64
+	PeripNs     uint64
 	PeripBurst  uint64
 	PeripTau    uint64
-	UnpRate     uint64
+	UnpNs       uint64
 	UnpBurst    uint64
 	UnpTau      uint64
 	Q3Cost      uint64
@@ -46,6 +48,8 @@ type querydConfig struct {
 	Enabled     uint32
 	Deny        uint32
 	Routes      uint32
+	RouteGen    uint32
+	Pad         uint32
 }
 
 type querydDenykey struct {
@@ -111,6 +115,13 @@ const (
 	querydPassReasonPASS_NO_ROUTE  querydPassReason = 5
 	querydPassReasonNPASS          querydPassReason = 6
 )
+
+type querydPeer struct {
+	_        structs.HostLayout
+	Tat      uint64
+	RouteGen uint32
+	RouteOif uint32
+}
 
 type querydProto uint32
 

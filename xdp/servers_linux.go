@@ -15,6 +15,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
@@ -39,6 +40,7 @@ type server struct {
 	last     [numSlots]querydReply
 	lastCfg  querydConfig
 	lastDeny map[querydSrvdenykey]bool
+	denyFull bool // its deny list did not fit the program's trie: it passes all its queries
 	updates  uint64
 	pending  []responder.SourceCount // drained from the sources map, not yet taken
 }
@@ -82,6 +84,7 @@ func (f *FastPath) SetServers(ss []Server) error {
 		return errors.New("the fast path is closed")
 	}
 	var errs []error
+	f.drainLocked() // the sources counted so far go to the servers that answered them
 	for name, s := range f.servers {
 		if _, ok := want[name]; !ok {
 			errs = append(errs, f.removeLocked(s))
@@ -317,17 +320,20 @@ func (f *FastPath) syncConfig(s *server) error {
 	if d := int64(off - c.WallOffset); d > int64(time.Millisecond) || d < -int64(time.Millisecond) {
 		c.WallOffset = off // the offset moves with steps of the wall clock only
 	}
+	c.Epoch = (uint64(mono) + c.WallOffset) / epochNS // the program's (now + wall_offset) / EPOCH_NS
+	c.EpochNext = (c.Epoch+1)*epochNS - c.WallOffset
 	c.FreshUntil = freshUntil(s.cfg.SilentFrom, wall, mono)
 	f.setBudgets(s, &c)
 	c.Mtu = f.mtu
+	c.RouteGen = max(f.routeGen, 1)
 	c.Deny = uint32(len(s.lastDeny))
 	c.Routes = 0
 	if f.lastNet.routes != nil && !f.lastNet.full {
 		c.Routes = 1
 	}
 	c.Enabled = 1
-	if f.disabled.Load() {
-		c.Enabled = 0
+	if f.disabled.Load() || s.denyFull {
+		c.Enabled = 0 // a deny list only in part in the trie: the socket path applies it all
 	}
 	if c == s.lastCfg && c.K0 != 0 {
 		return nil
@@ -366,14 +372,26 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	if l == (responder.Limits{}) {
 		l = responder.DefaultLimits
 	}
-	c.PeripRate, c.PeripBurst = uint64(l.PerIPRate), uint64(l.PerIPBurst)
-	c.PeripTau = tau(c.PeripBurst, float64(c.PeripRate))
+	rate := uint64(max(l.PerIPRate, 1))
+	c.PeripNs, c.PeripBurst = nsPerByte(rate), uint64(l.PerIPBurst)
+	c.PeripTau = tau(c.PeripBurst, float64(rate))
 	n := max(f.ncpu, 1)
-	c.UnpRate = uint64(max(l.UnprovenRate/n, 1))
+	unp := uint64(max(l.UnprovenRate/n, 1))
+	c.UnpNs = nsPerByte(unp)
 	c.UnpBurst = uint64(max(l.UnprovenBurst/n, 1500))
-	c.UnpTau = tau(c.UnpBurst, float64(c.UnpRate))
+	c.UnpTau = tau(c.UnpBurst, float64(unp))
 	c.Q3Cost, c.Q3Tau = packetRate(s, protoQ3)
 	c.BedrockCost, c.BedrockTau = packetRate(s, protoBedrock)
+}
+
+// epochNS is the token epoch (challenge.Epoch, the program's EPOCH_NS).
+const epochNS = uint64(challenge.Epoch)
+
+// nsPerByte is what one byte costs at rate bytes/s, in ns << 16, rounded
+// up (the program multiplies and shifts instead of dividing per frame; a
+// reply of n bytes then costs at most n / 65536 + 1 ns more than exactly).
+func nsPerByte(rate uint64) uint64 {
+	return (uint64(1e9)<<16 + rate - 1) / rate
 }
 
 // packetRate is the per-source packet rate of the protocol of the
@@ -422,6 +440,12 @@ func (f *FastPath) syncDeny(s *server) error {
 	for k := range s.lastDeny {
 		if !want[k] {
 			errs = append(errs, f.maps.Deny.Delete(k))
+		}
+	}
+	if full := len(errs) > 0; full != s.denyFull {
+		s.denyFull = full
+		if full {
+			f.log.Warn("XDP: the deny list does not fit the program; this server's queries go to the socket path", "server", s.cfg.Name)
 		}
 	}
 	s.lastDeny = want

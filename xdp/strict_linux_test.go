@@ -165,3 +165,38 @@ func reasonName(r int) string {
 	}
 	return passLabel[r]
 }
+
+// TestXDPRouteCacheFollowsRoutes: the program remembers a source's route
+// back (struct peer) only until the routes change: a source answered
+// twice (the second time from the cache) whose route then moves to
+// another interface gets nothing from the program within a second and a
+// half, passed as no_route.
+func TestXDPRouteCacheFollowsRoutes(t *testing.T) {
+	fx := newFixtureWith(t, responder.Limits{}, fixtureOpts{setup: strictNet(t)})
+	w := fx.openWire(t)
+	src := netip.MustParseAddr("198.18.4.9")
+	if err := run("ip", "-n", fx.net.srvNS, "route", "add", "198.18.4.0/24", "dev", fx.net.srvIf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the mirror has the route
+	b := frame{dstMAC: macOf(t, fx.net.srvNS, fx.net.srvIf), srcMAC: macOf(t, fx.net.cliNS, fx.net.cliIf), src: src, dst: srvAddr4, payload: a2sInfo}.bytes()
+	for i := range 2 {
+		before := fx.count(t, pA2S, oChallenged)
+		if n := w.replies(t, b, 300*time.Millisecond); n != 1 || fx.count(t, pA2S, oChallenged) != before+1 {
+			t.Fatalf("query %d with a route back: %d replies, the program challenged %d", i+1, n, fx.count(t, pA2S, oChallenged)-before)
+		}
+	}
+	if err := run("ip", "-n", fx.net.srvNS, "route", "replace", "198.18.4.0/24", "dev", "qxside"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	st0, _ := fx.stats()
+	n := w.replies(t, b, 300*time.Millisecond)
+	st1, _ := fx.stats()
+	if n != 0 || st1.Req != st0.Req {
+		t.Fatalf("after the route moved: %d replies, the program answered or dropped it", n)
+	}
+	if got := st1.Passed[querydPassReasonPASS_NO_ROUTE] - st0.Passed[querydPassReasonPASS_NO_ROUTE]; got != 1 {
+		t.Fatalf("after the route moved: passed as no_route %d times, want 1", got)
+	}
+}

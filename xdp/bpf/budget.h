@@ -23,10 +23,11 @@ static __always_inline int gcra(__u64 *tat, __u64 now, __u64 cost, __u64 tau)
 	return 0;
 }
 
-// cost_ns is what n tokens cost at rate tokens/s, rounded up.
-static __always_inline __u64 cost_ns(__u64 n, __u64 rate)
+// cost_ns is what n tokens cost at ns_q16 (ns per token << 16, which
+// package xdp rounds up from the rate), rounded up: no division per frame.
+static __always_inline __u64 cost_ns(__u64 n, __u64 ns_q16)
 {
-	return (n * 1000000000ULL + rate - 1) / rate;
+	return (n * ns_q16 + 0xffff) >> 16;
 }
 
 // bucket_allow takes cost from source k's bucket in map m; a source not
@@ -47,11 +48,27 @@ static __always_inline int bucket_allow(void *m, const struct srckey *k, __u64 n
 
 // budget applies the per-IP byte budget to a reply of size bytes, and the
 // CPU's share of the unproven budget when it amplifies (responder.limiter).
-static __always_inline int budget(const struct config *c, const struct src *s, __u64 now, __u32 size, int amplifies)
+// p is the source's entry (perip) when it has one; a new source gets one,
+// with a full bucket, and *pp is set to it.
+static __always_inline int budget(const struct config *c, const struct src *s, struct peer **pp, __u64 now,
+				  __u32 size, int amplifies)
 {
 	__u64 n = size < c->perip_burst ? size : c->perip_burst;
-	if (!bucket_allow(&perip, &s->key, now, cost_ns(n, c->perip_rate), c->perip_tau))
+	__u64 cost = cost_ns(n, c->perip_ns);
+	struct peer *p = *pp;
+	if (!p) {
+		struct peer first = {.tat = now + cost};
+		if (bpf_map_update_elem(&perip, &s->key, &first, BPF_NOEXIST) == 0) {
+			*pp = bpf_map_lookup_elem(&perip, &s->key);
+			goto unproven;
+		}
+		p = *pp = bpf_map_lookup_elem(&perip, &s->key);
+		if (!p)
+			return 0;
+	}
+	if (!gcra(&p->tat, now, cost, c->perip_tau))
 		return 0;
+unproven:
 	if (!amplifies)
 		return 1;
 	__u32 server = s->key.server;
@@ -59,5 +76,5 @@ static __always_inline int budget(const struct config *c, const struct src *s, _
 	if (!tat)
 		return 0;
 	n = size < c->unp_burst ? size : c->unp_burst;
-	return gcra(tat, now, cost_ns(n, c->unp_rate), c->unp_tau);
+	return gcra(tat, now, cost_ns(n, c->unp_ns), c->unp_tau);
 }

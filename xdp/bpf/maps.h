@@ -63,13 +63,14 @@ struct {
 	__type(value, struct stats);
 } stats_map SEC(".maps");
 
-// Per-source state: the theoretical arrival time of a GCRA token bucket
-// (the same limit as a token bucket of burst tokens at rate tokens/s).
+// Per-source state at each server: the theoretical arrival time of a GCRA
+// token bucket (the same limit as a token bucket of burst tokens at rate
+// tokens/s), and the route back found for it (struct peer).
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536); // set from [limits] tracked_ips at load
 	__type(key, struct srckey);
-	__type(value, __u64);
+	__type(value, struct peer);
 } perip SEC(".maps");
 
 struct {

@@ -143,11 +143,20 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 	__u32 size = body ? body->len : sm->len;
 	if (body && sizeof(struct udphdr) + l3 + size > q->c->mtu)
 		return pass(q); // the socket path fragments it
-	int why = route_back(q, v6);
-	if (why >= 0)
-		return pass_for(q, why);
+	struct peer *p = bpf_map_lookup_elem(&perip, &q->s.key);
+	int mirrored = 0;
+	if (!route_cached(q, v6, p)) {
+		int why = route_back(q, v6, &mirrored);
+		if (why >= 0)
+			return pass_for(q, why);
+	}
 	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
-	if (!budget(q->c, &q->s, q->now, size, amplifies)) {
+	int ok = budget(q->c, &q->s, &p, q->now, size, amplifies);
+	if (mirrored && !v6 && p) { // found through the mirror: the reply goes to the request's MAC, as next time
+		p->route_oif = q->r.ifindex;
+		p->route_gen = q->c->route_gen;
+	}
+	if (!ok) {
 		count(q, proto, OUT_RATE_LIMITED, 0);
 		return XDP_DROP;
 	}

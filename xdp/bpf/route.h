@@ -41,7 +41,7 @@ static __always_inline int route_mirrored(const struct query *q, const int v6)
 // from the ingress interface (as rp_filter looks), which the route must
 // leave through. On success it sets the reply's MACs (the next
 // hop's and the interface's) and returns -1; else the reason to pass.
-static __always_inline int route_back(struct query *q, const int v6)
+static __always_inline int route_back(struct query *q, const int v6, int *mirrored)
 {
 	struct req *r = &q->r;
 	struct bpf_fib_lookup f = {};
@@ -59,8 +59,10 @@ static __always_inline int route_back(struct query *q, const int v6)
 		f.ipv4_dst = r->saddr4;
 	}
 	long rc = bpf_fib_lookup(q->ctx, &f, sizeof(f), 0);
-	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED)
+	if (rc == BPF_FIB_LKUP_RET_FWD_DISABLED) {
+		*mirrored = 1;
 		return route_mirrored(q, v6);
+	}
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return PASS_MARTIAN; // a local, broadcast or multicast source
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS || f.ifindex != r->ifindex)
@@ -68,4 +70,13 @@ static __always_inline int route_back(struct query *q, const int v6)
 	__builtin_memcpy(r->mac_src, f.dmac, ETH_ALEN);
 	__builtin_memcpy(r->mac_dst, f.smac, ETH_ALEN);
 	return -1;
+}
+
+// route_cached reports whether the source's entry says its route back was
+// found good through the ingress interface since the last change of the
+// interfaces' addresses, routes and forwarding (an IPv4 source: its key is
+// its address).
+static __always_inline int route_cached(const struct query *q, const int v6, const struct peer *p)
+{
+	return !v6 && p && p->route_gen == q->c->route_gen && p->route_oif == q->r.ifindex;
 }

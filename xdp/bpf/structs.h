@@ -23,14 +23,27 @@ struct config {
 	__u64 k0, k1;      // the challenge issuer's SipHash key
 	__u64 wall_offset; // CLOCK_REALTIME - CLOCK_MONOTONIC in ns (two's complement)
 	__u64 fresh_until; // monotonic ns after which the feed is stale; ~0: never
-	__u64 perip_rate, perip_burst, perip_tau; // bytes/s, bytes, ns (burst/rate)
-	__u64 unp_rate, unp_burst, unp_tau;       // one CPU's share of the unproven budget
+	__u64 epoch, epoch_next; // the token epoch at the last sync, and the monotonic ns the next one starts
+	__u64 perip_ns, perip_burst, perip_tau; // ns per byte << 16 (rounded up: 1e9 << 16 / bytes/s), bytes, ns (burst/rate)
+	__u64 unp_ns, unp_burst, unp_tau;       // one CPU's share of the unproven budget
 	__u64 q3_cost, q3_tau;                    // ns per Quake 3 request per source (0: no limit), burst ns
 	__u64 bedrock_cost, bedrock_tau;          // the same for Bedrock pings
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
 	__u32 deny;    // this server's entries in the deny trie (0: skip the lookup)
 	__u32 routes;  // 1: the routes trie mirrors the main table (0: it does not; pass where it is needed)
+	__u32 route_gen; // the interfaces' addresses, routes and forwarding as of now (never 0): a peer's cached route is good while it is this
+	__u32 pad;
+};
+
+// One source's state at one server (perip): its byte budget, and the
+// route back the program found for it, so that a source that asks again
+// skips the route check while nothing changed (IPv4 sources only: an IPv6
+// source's key is its /64, and the check is per address).
+struct peer {
+	__u64 tat;       // the byte budget's theoretical arrival time
+	__u32 route_gen; // the config's route_gen when the route back was found good through route_oif (0: never)
+	__u32 route_oif;
 };
 
 struct stats {

@@ -59,8 +59,15 @@ static __always_inline __u32 gs4_wire(__u32 t)
 	return 100000 + t % (0x7FFFFFFFU - 100000 + 1);
 }
 
+// epoch_now is the token epoch at monotonic time now: the one package xdp
+// wrote at its last sync (every 50 ms) or the next, without a division;
+// (now + wall_offset) / EPOCH_NS should the sync lag by an epoch.
 static __always_inline __u64 epoch_now(const struct config *c, __u64 now)
 {
+	if (now < c->epoch_next && now + EPOCH_NS >= c->epoch_next)
+		return c->epoch;
+	if (now >= c->epoch_next && now < c->epoch_next + EPOCH_NS)
+		return c->epoch + 1;
 	return (now + c->wall_offset) / EPOCH_NS;
 }
 
