@@ -135,6 +135,9 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 		workers = runtime.NumCPU()
 	}
 	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want)
+	if why != "" && n > 1 {
+		why = fmt.Sprintf("one of %d servers' shares of the descriptor limit: ", n) + why
+	}
 	for _, l := range got.Large {
 		if l.Key == "relay.max_sessions" {
 			cfg.Relay.MaxSessions = l.N
