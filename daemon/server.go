@@ -122,7 +122,10 @@ func (s *Server) start(failed chan<- serverFailure) {
 	go func() {
 		select {
 		case err := <-s.sup.failed():
-			failed <- serverFailure{s: s, err: err}
+			select {
+			case failed <- serverFailure{s: s, err: err}:
+			case <-s.stopped: // the daemon stopping meanwhile
+			}
 		case <-s.stopped:
 		}
 	}()
