@@ -10,11 +10,12 @@
 #           one-server queryd (target <= 1 MiB per server);
 #   idle    the idle queryd's CPU over IDLE seconds (target <= 2 % of a core);
 #   spread  token-bearing A2S_INFO from SOURCES sources spread over SPREAD
-#           servers of the big queryd, against the same load on the one
-#           server of the small one, alternating A B A B (RUNS times):
-#           answers/s and machine CPU per answer (/proc/stat, both cores,
-#           generator included) and queryd's CPU per answer (target: within
-#           10 %);
+#           servers of the big queryd ("spread"), against the same load on
+#           its first server alone ("one", same process) and on the small
+#           queryd's one server ("single"), alternating (RUNS times):
+#           answers/s, machine CPU per answer (/proc/stat, both cores,
+#           generator included) and queryd's CPU per answer (target: spread
+#           within 10 % of one);
 #   sighup  a new server file and SIGHUP while one A2S_INFO client per
 #           running server asks in a loop: queries lost on the running
 #           servers (target 0), and the time until the new one answers.
@@ -25,7 +26,9 @@
 #   SPREAD=50     servers the spread load goes to (at most SERVERS)
 #   RUNS=3 DURATION=5s WARMUP=1s SOURCES=50 INFLIGHT=16   the spread load
 #   IDLE=10       seconds of idle CPU measured
-#   PORT=41000    the big queryd's server i listens on PORT+i, the small
+#   SOCKET= WORKERS=0   every server's [listen] socket ("" the default:
+#                 batch on Linux; or portable) and workers
+#   PORT=47000    the big queryd's server i listens on PORT+i, the small
 #                 one's on PORT-100; admin listeners on PORT-2 and PORT-1
 #   QUERYD=       a queryd binary to measure (default: built from this tree)
 #   KEEP=0        1 keeps the work directory (configs, logs, raw results)
@@ -41,7 +44,9 @@ WARMUP=${WARMUP:-1s}
 SOURCES=${SOURCES:-50}
 INFLIGHT=${INFLIGHT:-16}
 IDLE=${IDLE:-10}
-PORT=${PORT:-41000}
+PORT=${PORT:-47000}
+SOCKET=${SOCKET:-}
+WORKERS=${WORKERS:-0}
 QUERYD=${QUERYD:-}
 KEEP=${KEEP:-0}
 
@@ -52,6 +57,8 @@ die() { echo "bench/hosts.sh: $*" >&2; exit 1; }
 secs=${DURATION%s}
 [[ $secs =~ ^[0-9]+$ && $secs -ge 1 && $secs -le 60 ]] || die "DURATION=$DURATION: want 1s to 60s"
 [[ $IDLE =~ ^[0-9]+$ && $IDLE -ge 1 && $IDLE -le 60 ]] || die "IDLE=$IDLE: want 1 to 60"
+[[ $SOCKET == "" || $SOCKET == batch || $SOCKET == portable ]] || die "SOCKET=$SOCKET: want batch, portable or empty"
+[[ $WORKERS =~ ^[0-9]+$ && $WORKERS -le 64 ]] || die "WORKERS=$WORKERS: want 0 to 64"
 [[ $PORT =~ ^[0-9]+$ && $PORT -ge 1200 && $((PORT + SERVERS)) -le 65535 ]] || die "PORT=$PORT: want 1200 up, PORT+SERVERS at most 65535"
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +98,8 @@ server_file() { # DIR PORT I
 [listen]
 udp = ["127.0.0.1:$2"]
 recv_buffer = "4MiB"
+socket = "$SOCKET"
+workers = $WORKERS
 
 [feed]
 socket = "$1/run/$(printf 's%03d' "$3").sock"
@@ -145,9 +154,12 @@ start() {
 }
 
 small_port=$((PORT - 100))
+# Every port must be free (another program on one would answer for it).
+busy=$(ss -Hlnu | awk -v lo="$small_port" -v hi=$((PORT + SERVERS)) '{n = split($4, a, ":"); p = a[n] + 0; if (p >= lo && p <= hi) print $4}' | head -n 3)
+[[ -z $busy ]] || die "UDP ports in $small_port-$((PORT + SERVERS)) are in use ($busy ...): set PORT"
 host "$work/small" $((PORT - 2)) "$small_port" 1
 host "$work/big" $((PORT - 1)) "$PORT" "$SERVERS"
-echo "bench/hosts.sh: SERVERS=$SERVERS SPREAD=$SPREAD RUNS=$RUNS DURATION=$DURATION SOURCES=$SOURCES INFLIGHT=$INFLIGHT; $(nproc) CPUs, $(uname -r); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "bench/hosts.sh: SERVERS=$SERVERS SPREAD=$SPREAD RUNS=$RUNS DURATION=$DURATION SOURCES=$SOURCES INFLIGHT=$INFLIGHT SOCKET=${SOCKET:-default} WORKERS=$WORKERS; RLIMIT_NOFILE $(ulimit -n); $(nproc) CPUs, $(uname -r); load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 start small "$work/small" 1 "$small_port"
 small_ms=$ms
@@ -171,8 +183,12 @@ echo "RESULT idle servers=$SERVERS seconds=$IDLE cpu_percent=$(awk -v t=$((c1 - 
 results=$work/spread.txt
 : >"$results"
 for run in $(seq "$RUNS"); do
-	for arm in spread one; do
-		if [[ $arm == spread ]]; then target=127.0.0.1:$PORT ports=$SPREAD pid=$big; else target=127.0.0.1:$small_port ports=1 pid=$small; fi
+	for arm in spread one single; do
+		case $arm in
+		spread) target=127.0.0.1:$PORT ports=$SPREAD pid=$big ;;
+		one) target=127.0.0.1:$PORT ports=1 pid=$big ;;
+		single) target=127.0.0.1:$small_port ports=1 pid=$small ;;
+		esac
 		m0=$(busy_ticks)
 		out=$("$work/queryd-bench" load -target "$target" -ports "$ports" -proto a2s_info -pid "$pid" \
 			-sources "$SOURCES" -inflight "$INFLIGHT" -duration "$DURATION" -warmup "$WARMUP") || die "load $arm: $out"
@@ -200,10 +216,11 @@ END {
 	for (k in n) {
 		for (i = 1; i <= n[k]; i++) { a[i] = ans[k, i]; s[i] = srv[k, i]; m[i] = mc[k, i] }
 		A[k] = med(a, n[k]); S[k] = med(s, n[k]); M[k] = med(m, n[k])
-		printf "RESULT spread arm=%s servers=%d answered_per_s=%.0f queryd_cpu_us_per_answer=%.3f machine_cpu_us_per_answer=%.3f lost=%d\n", k, (k == "spread" ? spread : 1), A[k], S[k], M[k], lost[k]
+		printf "RESULT spread arm=%s servers=%d/%d answered_per_s=%.0f queryd_cpu_us_per_answer=%.3f machine_cpu_us_per_answer=%.3f lost=%d\n", k, (k == "spread" ? spread : 1), (k == "single" ? 1 : servers), A[k], S[k], M[k], lost[k]
 	}
-	printf "RESULT spread ratio answers_per_s=%.3f queryd_cpu_per_answer=%.3f machine_cpu_per_answer=%.3f (target 0.9-1.1)\n", A["spread"] / A["one"], S["spread"] / S["one"], M["spread"] / M["one"]
-}' spread="$SPREAD" "$results"
+	printf "RESULT spread ratio spread/one answers_per_s=%.3f queryd_cpu_per_answer=%.3f machine_cpu_per_answer=%.3f (target 0.9-1.1)\n", A["spread"] / A["one"], S["spread"] / S["one"], M["spread"] / M["one"]
+	printf "RESULT spread ratio spread/single answers_per_s=%.3f queryd_cpu_per_answer=%.3f machine_cpu_per_answer=%.3f\n", A["spread"] / A["single"], S["spread"] / S["single"], M["spread"] / M["single"]
+}' spread="$SPREAD" servers="$SERVERS" "$results"
 
 # SIGHUP adding one server while every running one is asked in a loop.
 "$hc" watch -base "$PORT" -n "$SERVERS" -duration 8s -interval 20ms >"$work/watch.txt" 2>&1 &

@@ -2,7 +2,10 @@ package main
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,5 +74,44 @@ func TestSystemdTemplateUnit(t *testing.T) {
 		if !strings.Contains(rel, f) {
 			t.Errorf(".goreleaser.yaml does not name %s: the packages lack the template unit", f)
 		}
+	}
+}
+
+// TestHostDeployConfig: deploy/kubernetes/host's main file, with the
+// ConfigMap's folder pointed at a copy of servers/, passes `queryd check`
+// with the server files it includes; a typo planted in lobby.toml's copy
+// then fails the check naming that file (so it was included). Before host
+// mode's [servers] table existed it could not: skipped then, saying so.
+func TestHostDeployConfig(t *testing.T) {
+	main := readRepoFile(t, "deploy/kubernetes/host/queryd.toml")
+	lobby := readRepoFile(t, "deploy/kubernetes/host/servers/lobby.toml")
+	const folder = `"/etc/queryd-servers.d/*.toml"`
+	if !strings.Contains(main, folder) {
+		t.Fatal("deploy/kubernetes/host/queryd.toml does not include " + folder + " (the ConfigMap's folder in daemonset.yaml)")
+	}
+	check := func(lobby string) (int, string) {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "servers"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := strings.Replace(main, folder, strconv.Quote(filepath.Join(dir, "servers", "*.toml")), 1)
+		if err := os.WriteFile(filepath.Join(dir, "queryd.toml"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "servers", "lobby.toml"), []byte(lobby), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run(t, "", "check", "-local=false", "-config", filepath.Join(dir, "queryd.toml"))
+		return code, out + errOut
+	}
+	code, out := check(lobby)
+	if code != 0 && strings.Contains(out, "servers: unknown table") {
+		t.Skip("config has no [servers] table yet (host mode): " + strings.TrimSpace(out))
+	}
+	if code != 0 {
+		t.Fatalf("queryd check deploy/kubernetes/host/queryd.toml with servers/: exit %d\n%s", code, out)
+	}
+	if code, out := check(lobby + "\n[server]\nnmae = \"typo\"\n"); code == 0 || !strings.Contains(out, "lobby.toml") {
+		t.Errorf("a typo in the included lobby.toml: exit %d, want a failure naming lobby.toml:\n%s", code, out)
 	}
 }
