@@ -28,7 +28,8 @@
 #   IDLE=10       seconds of idle CPU measured
 #   SOCKET= WORKERS=0   every server's [listen] socket ("" the default:
 #                 batch on Linux; or portable) and workers
-#   PORT=47000    the big queryd's server i listens on PORT+i, the small
+#   PORT=24000    (below the ephemeral range, which clients' sockets take
+#                 from) the big queryd's server i listens on PORT+i, the small
 #                 one's on PORT-100; admin listeners on PORT-2 and PORT-1
 #   QUERYD=       a queryd binary to measure (default: built from this tree)
 #   KEEP=0        1 keeps the work directory (configs, logs, raw results)
@@ -44,7 +45,7 @@ WARMUP=${WARMUP:-1s}
 SOURCES=${SOURCES:-50}
 INFLIGHT=${INFLIGHT:-16}
 IDLE=${IDLE:-10}
-PORT=${PORT:-47000}
+PORT=${PORT:-24000}
 SOCKET=${SOCKET:-}
 WORKERS=${WORKERS:-0}
 QUERYD=${QUERYD:-}
