@@ -53,7 +53,7 @@ openapi=$kube_openapi/pkg/util/proto/testdata/openapi_v3_0_0
 mkdir -p "$tmp/k8s"
 go run ./deploy/ci/k8sschema "$tmp/k8s" "$openapi/apps/v1.json" DaemonSet apps/v1 StatefulSet apps/v1 Deployment apps/v1 ||
 	fail "deploy/ci/k8sschema (apps/v1)"
-go run ./deploy/ci/k8sschema "$tmp/k8s" "$openapi/v1.json" ConfigMap v1 || fail "deploy/ci/k8sschema (v1)"
+go run ./deploy/ci/k8sschema "$tmp/k8s" "$openapi/v1.json" ConfigMap v1 Service v1 || fail "deploy/ci/k8sschema (v1)"
 K8S_SCHEMAS="$tmp/k8s/{{.ResourceKind}}{{.KindSuffix}}.json"
 validate_k8s() { "$kubeconform" -strict -summary -verbose -schema-location "$K8S_SCHEMAS" "$1"; }
 
@@ -61,11 +61,11 @@ validate_k8s() { "$kubeconform" -strict -summary -verbose -schema-location "$K8S
 pass "kustomize build deploy/kubernetes/host: $(grep -c '^kind:' "$tmp/host.yaml") objects ($(sed -n 's/^kind: //p' "$tmp/host.yaml" | sort | tr '\n' ' '))"
 validate_k8s "$tmp/host.yaml" >"$tmp/host.result" 2>&1 || { cat "$tmp/host.result"; fail "kubeconform -strict refused deploy/kubernetes/host"; }
 cat "$tmp/host.result"
-for kind in DaemonSet StatefulSet ConfigMap; do
+for kind in DaemonSet StatefulSet ConfigMap Service; do
 	grep -q " $kind .* is valid" "$tmp/host.result" || fail "kubeconform did not validate the $kind of deploy/kubernetes/host"
 done
 grep -q 'skipped' "$tmp/host.result" && fail "kubeconform skipped objects of deploy/kubernetes/host"
-pass "kubeconform -strict: deploy/kubernetes/host's DaemonSet, StatefulSet and ConfigMaps are valid (Kubernetes 1.24 schemas)"
+pass "kubeconform -strict: deploy/kubernetes/host's DaemonSet, StatefulSet, Service and ConfigMaps are valid (Kubernetes 1.24 schemas)"
 # What the DaemonSet is for: the node's network, the capabilities of the XDP
 # fast path, the hostPath folders the game pods share with it, the generated
 # ConfigMaps.
