@@ -11,6 +11,7 @@
 #
 #   bench/xdp.sh                       # RUNS=5 DURATION=10s, both loads, ~7 minutes
 #   RUNS=3 DURATION=5s LOADS=spoof bench/xdp.sh
+#   HOST=50 SPREAD=50 LOADS=token bench/xdp.sh   # host mode: 50 servers
 #
 # Paths: socket (queryd, [xdp] off), xdp (queryd, the fast path on the
 # server's veth), echo (no queryd: bench/xdpecho's bare XDP_TX echo, which
@@ -23,6 +24,11 @@
 # (kernel.bpf_stats_enabled, for the run only; every arm pays the same two
 # clock reads per frame) each line also gives the XDP program's own
 # prog_ns_per_frame (run_time_ns / run_cnt from /proc/PID/fdinfo).
+# QUERYD=PATH measures that binary instead of one built from this tree.
+# HOST=N runs queryd in host mode, N servers from N files (server i on port
+# 27015+i); SPREAD=M (token load) adds the paths socket-spread and
+# xdp-spread, whose frames go to M servers (queryd-bench flood -ports M),
+# to compare with socket and xdp, which send to the first server only.
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -32,11 +38,15 @@ LOADS=${LOADS:-"token spoof"}
 THREADS=${THREADS:-1}
 MODE=${MODE:-native}
 BASE=${BASE:-}
+HOST=${HOST:-0}
+SPREAD=${SPREAD:-0}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
 secs=${DURATION%s}
 [ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "DURATION must be 1s to 60s"; exit 1; }
+[ "$HOST" -ge 0 ] && [ "$HOST" -le 256 ] || { echo "HOST must be 0 to 256 servers"; exit 1; }
+[ "$SPREAD" -ge 0 ] && [ "$SPREAD" -le "$HOST" ] || { echo "SPREAD must be 0 to HOST"; exit 1; }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work=$(mktemp -d)
@@ -53,7 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-go build -o "$work/queryd" ./cmd/queryd
+if [ -n "${QUERYD:-}" ]; then cp "$QUERYD" "$work/queryd"; else go build -o "$work/queryd" ./cmd/queryd; fi
 go build -o "$work/queryd-bench" ./cmd/queryd-bench
 go build -o "$work/xdpecho" ./bench/xdpecho
 if [ -n "$BASE" ]; then
@@ -79,6 +89,7 @@ ip -n "$srv" route add 198.18.128.0/17 via 198.18.0.2
 smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
 config() { # $1: the [xdp] interfaces value
+	[ "$HOST" -gt 0 ] && { host_config "$1"; return; }
 	cat >"$work/queryd.toml" <<EOF
 [listen]
 udp = ["0.0.0.0:27015"]
@@ -111,7 +122,51 @@ mode = "$MODE"
 EOF
 }
 
-start_queryd() { # $1: socket, xdp or echo
+# host_config IFACES: host mode, HOST servers from servers.d/ (server i on
+# port 27015+i, named "queryd benchmark i"), the same tables otherwise.
+host_config() {
+	rm -rf "$work/servers.d"
+	mkdir -p "$work/servers.d"
+	cat >"$work/queryd.toml" <<EOF
+[admin]
+listen = ""
+
+[log]
+level = "info"
+
+[xdp]
+interfaces = $1
+mode = "$MODE"
+
+[servers]
+include = ["servers.d/*.toml"]
+EOF
+	local i
+	for ((i = 0; i < HOST; i++)); do
+		cat >"$work/servers.d/$(printf 's%03d' "$i").toml" <<EOF
+[listen]
+udp = ["0.0.0.0:$((27015 + i))"]
+recv_buffer = "4MiB"
+
+[feed]
+socket = "$work/$(printf 's%03d' "$i").sock"
+stale_after = "10m"
+
+[limits]
+per_ip_rate = "1GiB"
+per_ip_burst = "1MiB"
+unproven_rate = "4GiB"
+unproven_burst = "1MiB"
+
+[server]
+name = "queryd benchmark $i"
+map = "bench_map"
+max_players = 64
+EOF
+	done
+}
+
+start_queryd() { # $1: socket, xdp or echo (with HOST: socket-spread, xdp-spread too)
 	if [ "$1" = echo ]; then
 		ip netns exec "$srv" "$work/xdpecho" "$sif" >"$work/echo.log" 2>&1 &
 		qpid=$!
@@ -123,9 +178,24 @@ start_queryd() { # $1: socket, xdp or echo
 	fi
 	bin="$work/queryd"
 	[ "$1" = base ] && bin="$work/queryd-base"
-	if [ "$1" = socket ]; then config "[]"; else config "[\"$sif\"]"; fi
+	case $1 in socket*) config "[]" ;; *) config "[\"$sif\"]" ;; esac
 	ip netns exec "$srv" "$bin" -config "$work/queryd.toml" </dev/null 2>"$work/queryd-$1.log" &
 	qpid=$!
+	if [ "$HOST" -gt 0 ]; then # the servers answer [server]'s state, unfed
+		for _ in $(seq 1 100); do
+			[ -S "$work/$(printf 's%03d' $((HOST - 1))).sock" ] && break
+			sleep 0.1
+		done
+		if [[ $1 == xdp* ]]; then
+			for _ in $(seq 1 100); do
+				grep -q 'XDP fast path \(on\|off\)' "$work/queryd-$1.log" && break
+				sleep 0.1
+			done
+			grep -q 'XDP fast path on' "$work/queryd-$1.log" ||
+				{ echo "queryd did not attach XDP:"; grep -v msg=listening "$work/queryd-$1.log"; exit 1; }
+		fi
+		return
+	fi
 	for _ in $(seq 1 50); do
 		[ -S "$work/feed.sock" ] && break
 		sleep 0.1
@@ -158,12 +228,15 @@ echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" MODE=$MODE, $
 results="$work/results"
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
-		for path in socket xdp echo base; do
+		for path in socket xdp echo base socket-spread xdp-spread; do
 			[ "$path" = echo ] && [ "$load" != spoof ] && continue
 			[ "$path" = base ] && { [ -z "$BASE" ] || [ "$load" != spoof ]; } && continue
+			[[ $path == *-spread ]] && { [ "$SPREAD" -eq 0 ] || [ "$load" != token ]; } && continue
+			ports=1
+			[[ $path == *-spread ]] && ports=$SPREAD
 			start_queryd "$path"
 			read -r t0 c0 < <(prog_ns "$qpid")
-			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" \
+			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" -ports "$ports" \
 				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -pid "$qpid")
 			read -r t1 c1 < <(prog_ns "$qpid")
 			stop_queryd
@@ -189,21 +262,23 @@ function med(arr, n,   i, j, t) {
 	loads[v["mode"]] = 1
 }
 END {
-	printf "%-6s %-6s %12s %12s %10s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server", "prog_ns"
-	split("socket xdp echo base", paths, " ")
+	printf "%-6s %-13s %12s %12s %10s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server", "prog_ns"
+	split("socket xdp echo base socket-spread xdp-spread", paths, " ")
 	for (l in loads) {
-		for (p = 1; p <= 4; p++) {
+		for (p = 1; p <= 6; p++) {
 			path = paths[p]; k = l SUBSEP path; m = n[k]
 			if (!m) continue
 			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i]; r[i] = pns[k, i] }
 			A[path] = med(a, m); C[path] = med(c, m); P[path] = med(r, m)
-			printf "%-6s %-6s %12.0f %12.0f %10.3f %10.3f %10.3f %10.1f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m), P[path]
+			printf "%-6s %-13s %12.0f %12.0f %10.3f %10.3f %10.3f %10.1f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m), P[path]
 		}
 		if (n[l SUBSEP "base"])
 			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
 		printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx (target >= 1.8x, <= 0.6x)\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
+		if (n[l SUBSEP "xdp-spread"])
+			printf "%-6s spread/one (%d servers): xdp answers/s %.3fx, machine CPU per answer %.3fx; socket %.3fx, %.3fx (target 0.9-1.1)\n", l, spread, A["xdp-spread"] / A["xdp"], C["xdp-spread"] / C["xdp"], A["socket-spread"] / A["socket"], C["socket-spread"] / C["socket"]
 		if (n[l SUBSEP "echo"])
 			printf "%-6s xdp/echo: answers/s %.2fx, machine CPU per answer %.2fx (target >= 0.90x, <= 1.10x)\n", l, A["xdp"] / A["echo"], C["xdp"] / C["echo"]
 		delete A; delete C; delete P
 	}
-}' base="$BASE" "$results"
+}' base="$BASE" spread="$SPREAD" "$results"

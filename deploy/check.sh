@@ -5,7 +5,8 @@
 #   - builds queryd as deploy/docker/Dockerfile does (CGO_ENABLED=0, static);
 #   - runs it on the embedded demo config and requires a row for every
 #     protocol in `queryd query -table 127.0.0.1:27015`;
-#   - checks deploy/systemd/queryd.service with `systemd-analyze verify` (no
+#   - checks deploy/systemd/queryd.service and queryd@.service (as
+#     queryd@check.service) with `systemd-analyze verify` (no
 #     warnings allowed) and `systemd-analyze security --offline` (exposure
 #     at most 2.0) when the machine has systemd-analyze.
 # The feed examples run in the unit tests (TestFeedExamples in cmd/queryd).
@@ -52,19 +53,23 @@ if ! all_rows "$table"; then
 	exit 1
 fi
 if command -v systemd-analyze >/dev/null 2>&1; then
-	# verify needs ExecStart's binary to exist: check a copy that points at the build.
-	sed "s#/usr/local/bin/queryd#$smoke/queryd-static#g" deploy/systemd/queryd.service >"$smoke/queryd.service"
-	if ! verify=$(systemd-analyze verify "$smoke/queryd.service" 2>&1) || [ -n "$verify" ]; then
-		echo "systemd-analyze verify deploy/systemd/queryd.service:"
-		echo "$verify"
-		exit 1
-	fi
-	echo "systemd-analyze verify: no warnings"
-	if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
-		systemd-analyze security --offline=yes --threshold=20 "$smoke/queryd.service" >"$smoke/security" 2>&1 ||
-			{ cat "$smoke/security"; echo "the unit's exposure is above 2.0"; exit 1; }
-		tail -n 1 "$smoke/security"
-	fi
+	# verify needs ExecStart's binary to exist: check copies that point at the
+	# build (the template as one instance of it, queryd@check.service).
+	for unit in queryd.service queryd@.service; do
+		copy=${unit/@/@check}
+		sed "s#/usr/local/bin/queryd#$smoke/queryd-static#g" "deploy/systemd/$unit" >"$smoke/$copy"
+		if ! verify=$(systemd-analyze verify "$smoke/$copy" 2>&1) || [ -n "$verify" ]; then
+			echo "systemd-analyze verify deploy/systemd/$unit:"
+			echo "$verify"
+			exit 1
+		fi
+		echo "systemd-analyze verify $unit: no warnings"
+		if systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+			systemd-analyze security --offline=yes --threshold=20 "$smoke/$copy" >"$smoke/security" 2>&1 ||
+				{ cat "$smoke/security"; echo "the exposure of $unit is above 2.0"; exit 1; }
+			tail -n 1 "$smoke/security"
+		fi
+	done
 else
-	echo "systemd-analyze not available: unit not verified"
+	echo "systemd-analyze not available: units not verified"
 fi

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	queryd-bench load  -target 127.0.0.1:27015 -proto a2s_info [-sources 16 -inflight 32 -duration 10s -pid PID]
+//	queryd-bench load  -target 127.0.0.1:27015 -proto a2s_info [-ports 1 -sources 16 -inflight 32 -duration 10s -pid PID]
 //	queryd-bench fixed -listen 127.0.0.1:27016 [-size 120]
 //	queryd-bench naive -listen 127.0.0.1:27017 [-size 120]
 //	queryd-bench flood -iface qdbc -dst-mac MAC -mode token|spoof (bench/xdp.sh)

@@ -41,6 +41,7 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 	target := fs.String("target", "198.18.0.1:27015", "server address (in 198.18.0.0/15)")
 	mode := fs.String("mode", "token", "token: A2S_INFO with valid tokens from -sources addresses on -iface; spoof: without a token, from random spoofed sources")
 	sources := fs.String("sources", "198.18.1.1-16", "token mode: the client addresses (already on -iface) as FIRST-LASTBYTE")
+	ports := fs.Int("ports", 1, "token mode: servers on consecutive ports from -target's (host mode); each address's source ports are spread over them")
 	duration := fs.Duration("duration", 10*time.Second, "measured time (at most 2 minutes)")
 	warmup := fs.Duration("warmup", time.Second, "time before the measurement")
 	threads := fs.Int("threads", 1, "sending threads")
@@ -49,7 +50,7 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, mode: *mode, sources: *sources,
-		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid})
+		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports})
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd-bench flood:", err)
 		return 1
@@ -61,7 +62,7 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 type floodOpts struct {
 	iface, dstMAC, target, mode, sources string
 	duration, warmup                     time.Duration
-	threads, pid                         int
+	threads, pid, ports                  int
 }
 
 func flood(o floodOpts) (string, error) {
@@ -71,6 +72,9 @@ func flood(o floodOpts) (string, error) {
 	}
 	if o.duration <= 0 || o.duration+o.warmup > 2*time.Minute || o.threads < 1 || o.threads > 8 {
 		return "", errors.New("-duration plus -warmup at most 2 minutes, -threads 1 to 8")
+	}
+	if o.ports < 1 || o.ports > 256 || int(dst.Port())+o.ports-1 > 65535 {
+		return "", fmt.Errorf("-ports %d: want 1 to 256, the last port at most 65535", o.ports)
 	}
 	if err := notRootNamespace(); err != nil {
 		return "", err
@@ -92,7 +96,7 @@ func flood(o floodOpts) (string, error) {
 	var frames [][]byte
 	switch o.mode {
 	case "token":
-		frames, err = tokenFrames(ifc.HardwareAddr, dmac, dst, o.sources)
+		frames, err = tokenFrames(ifc.HardwareAddr, dmac, dst, o.ports, o.sources)
 	case "spoof":
 		frames = spoofFrames(ifc.HardwareAddr, dmac, dst)
 	default:
@@ -225,21 +229,27 @@ func sendLoop(fd int, frames [][]byte, first int, sent *atomic.Uint64, stop *ato
 // tokenFrames asks each source address for its A2S token over a normal
 // socket, then builds token-bearing A2S_INFO frames from it, 256 source
 // ports per address (so that the socket path's SO_REUSEPORT hash spreads
-// them over its sockets).
-func tokenFrames(smac, dmac net.HardwareAddr, dst netip.AddrPort, sources string) ([][]byte, error) {
+// them over its sockets). With ports > 1 (servers of one host on
+// consecutive ports), source port p goes to server p % ports, with the
+// token that server gave the address.
+func tokenFrames(smac, dmac net.HardwareAddr, dst netip.AddrPort, ports int, sources string) ([][]byte, error) {
 	addrs, err := parseSources(sources)
 	if err != nil {
 		return nil, err
 	}
 	var frames [][]byte
 	for _, a := range addrs {
-		tok, err := askToken(a, dst)
-		if err != nil {
-			return nil, err
+		reqs := make([][]byte, ports)
+		for k := range reqs {
+			tok, err := askToken(a, netip.AddrPortFrom(dst.Addr(), dst.Port()+uint16(k)))
+			if err != nil {
+				return nil, err
+			}
+			reqs[k] = append([]byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"), tok...)
 		}
-		req := append([]byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00"), tok...)
 		for p := 0; p < 256; p++ {
-			frames = append(frames, udpFrame(smac, dmac, netip.AddrPortFrom(a, uint16(20000+p)), dst, req))
+			to := netip.AddrPortFrom(dst.Addr(), dst.Port()+uint16(p%ports))
+			frames = append(frames, udpFrame(smac, dmac, netip.AddrPortFrom(a, uint16(20000+p)), to, reqs[p%ports]))
 		}
 	}
 	return frames, nil

@@ -18,6 +18,7 @@ const maxRun = 5 * time.Minute
 // loadConfig is the load subcommand's settings.
 type loadConfig struct {
 	target   netip.AddrPort
+	ports    int // servers on target's address at ports target.Port() ... +ports-1; source i loads the (i % ports)th
 	proto    *proto
 	sources  int
 	inflight int
@@ -46,6 +47,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadConfig, error) {
 	target := fs.String("target", "127.0.0.1:27015", "server to load: IP:PORT on loopback (127.0.0.0/8 or ::1) only")
 	name := fs.String("proto", "a2s_info", "query to send: "+protoNames())
 	c := &loadConfig{}
+	fs.IntVar(&c.ports, "ports", 1, "servers on consecutive ports from -target's: source i loads port + i % ports (host mode: many servers in one queryd)")
 	fs.IntVar(&c.sources, "sources", 16, "source sockets, one per IP from 127.0.0.2 up (IPv6: ports on ::1)")
 	fs.IntVar(&c.inflight, "inflight", 32, "requests in flight per socket")
 	fs.IntVar(&c.batch, "batch", 64, "datagrams per sendmmsg/recvmmsg call")
@@ -75,6 +77,8 @@ func parseLoadFlags(args []string, stderr io.Writer) (*loadConfig, error) {
 
 func (c *loadConfig) validate() error {
 	switch {
+	case c.ports < 1 || c.ports > 1024 || int(c.target.Port())+c.ports-1 > 65535:
+		return fmt.Errorf("-ports %d: want 1 to 1024, the last port at most 65535", c.ports)
 	case c.sources < 1 || c.sources > maxSources:
 		return fmt.Errorf("-sources %d: want 1 to %d", c.sources, maxSources)
 	case c.inflight < 1 || c.inflight > 4096:
@@ -191,7 +195,8 @@ func openWorkers(c *loadConfig) ([]*worker, error) {
 				quota++
 			}
 		}
-		b, err := openSource(sourceAddr(c.target, i), c.target, c.io, c.batch)
+		target := netip.AddrPortFrom(c.target.Addr(), c.target.Port()+uint16(i%max(c.ports, 1)))
+		b, err := openSource(sourceAddr(c.target, i), target, c.io, c.batch)
 		if err != nil {
 			for _, w := range out {
 				w.io.close()

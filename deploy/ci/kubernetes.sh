@@ -2,7 +2,11 @@
 # deploy/ci/kubernetes.sh — renders deploy/kubernetes with `kustomize build`
 # and validates it with `kubeconform -strict` against Agones' GameServer and
 # Fleet schemas (../shared/schemas/agones/ beside the clone; the check is
-# skipped, saying so, when that folder is absent). Then it proves that the
+# skipped, saying so, when that folder is absent) and Kubernetes' own
+# (ConfigMap). Host mode's deploy/kubernetes/host (a DaemonSet, game server
+# pods) is validated against Kubernetes' schemas, made by deploy/ci/k8sschema
+# from the OpenAPI documents in k8s.io/kube-openapi's test data, with a
+# planted typo refused in each of its manifests. Then it proves that the
 # check can fail: a typo (runAsUser → runAsUsr) planted in a copy of
 # gameserver.yaml, and again in fleet.yaml, must be refused. It also checks
 # that every pod mounts the ConfigMap under the name kustomize generated.
@@ -14,6 +18,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . deploy/ci/lib.sh
 
 SCHEMAS=${QUERYD_AGONES_SCHEMAS:-../shared/schemas/agones}
+# The Kubernetes OpenAPI documents' module: the version kustomize v5.7.1
+# builds with (so it is in the module cache once kustomize is).
+KUBE_OPENAPI=v0.0.0-20241212222426-2c72e554b1e7
 
 kustomize=$(go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.7.1)
 kubeconform=$(go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0)
@@ -35,6 +42,58 @@ fleet=$(awk '/^kind: Fleet$/{c=1} c && /^  name:/{print $2; exit}' "$tmp/all.yam
 grep -q "^  fleetName: $fleet\$" "$tmp/all.yaml" || fail "the FleetAutoscaler does not scale the Fleet $fleet"
 pass "the FleetAutoscaler scales the Fleet $fleet"
 
+# Host mode (deploy/kubernetes/host): the DaemonSet and the game server
+# pods, validated against Kubernetes' own schemas (apps/v1 and v1 of
+# Kubernetes 1.24, from the OpenAPI documents k8s.io/kube-openapi ships as
+# test data, made strict by deploy/ci/k8sschema; kustomize's own dependency,
+# so the module is in the cache already).
+kube_openapi=$(GOFLAGS='' go mod download -json "k8s.io/kube-openapi@$KUBE_OPENAPI" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+openapi=$kube_openapi/pkg/util/proto/testdata/openapi_v3_0_0
+[ -f "$openapi/apps/v1.json" ] && [ -f "$openapi/v1.json" ] || fail "no Kubernetes OpenAPI documents in k8s.io/kube-openapi@$KUBE_OPENAPI ($openapi)"
+mkdir -p "$tmp/k8s"
+go run ./deploy/ci/k8sschema "$tmp/k8s" "$openapi/apps/v1.json" DaemonSet apps/v1 StatefulSet apps/v1 Deployment apps/v1 ||
+	fail "deploy/ci/k8sschema (apps/v1)"
+go run ./deploy/ci/k8sschema "$tmp/k8s" "$openapi/v1.json" ConfigMap v1 Service v1 || fail "deploy/ci/k8sschema (v1)"
+K8S_SCHEMAS="$tmp/k8s/{{.ResourceKind}}{{.KindSuffix}}.json"
+validate_k8s() { "$kubeconform" -strict -summary -verbose -schema-location "$K8S_SCHEMAS" "$1"; }
+
+"$kustomize" build deploy/kubernetes/host >"$tmp/host.yaml" || fail "kustomize build deploy/kubernetes/host"
+pass "kustomize build deploy/kubernetes/host: $(grep -c '^kind:' "$tmp/host.yaml") objects ($(sed -n 's/^kind: //p' "$tmp/host.yaml" | sort | tr '\n' ' '))"
+validate_k8s "$tmp/host.yaml" >"$tmp/host.result" 2>&1 || { cat "$tmp/host.result"; fail "kubeconform -strict refused deploy/kubernetes/host"; }
+cat "$tmp/host.result"
+for kind in DaemonSet StatefulSet ConfigMap Service; do
+	grep -q " $kind .* is valid" "$tmp/host.result" || fail "kubeconform did not validate the $kind of deploy/kubernetes/host"
+done
+grep -q 'skipped' "$tmp/host.result" && fail "kubeconform skipped objects of deploy/kubernetes/host"
+pass "kubeconform -strict: deploy/kubernetes/host's DaemonSet, StatefulSet, Service and ConfigMaps are valid (Kubernetes 1.24 schemas)"
+# What the DaemonSet is for: the node's network, the capabilities of the XDP
+# fast path, the hostPath folders the game pods share with it, the generated
+# ConfigMaps.
+ds=$(awk '/^kind: DaemonSet$/{c=1} /^---$/{c=0} c' "$tmp/host.yaml")
+sts=$(awk '/^kind: StatefulSet$/{c=1} /^---$/{c=0} c' "$tmp/host.yaml")
+grep -q '^      hostNetwork: true$' <<<"$ds" || fail "the DaemonSet does not run on the host's network"
+[ "$(grep -A2 '^            add:$' <<<"$ds" | tr -d ' \n')" = "add:-BPF-NET_ADMIN" ] || fail "the DaemonSet's queryd does not add CAP_BPF and CAP_NET_ADMIN (and only those)"
+for folder in /run/queryd /var/lib/queryd/servers.d; do
+	grep -q "path: $folder\$" <<<"$ds" && grep -q "path: $folder\$" <<<"$sts" ||
+		fail "the DaemonSet and the game server pods do not both mount the hostPath $folder"
+done
+for cm in queryd-host-config queryd-host-servers; do
+	gen=$(sed -n "s/^  name: \($cm-[a-z0-9]*\)$/\1/p" "$tmp/host.yaml")
+	[ -n "$gen" ] && grep -q "name: $gen\$" <<<"$ds" || fail "the DaemonSet does not mount the generated ConfigMap $cm-<hash> ('$gen')"
+done
+pass "the DaemonSet: host network, CAP_BPF and CAP_NET_ADMIN, the hostPath folders /run/queryd and /var/lib/queryd/servers.d shared with the game server pods, the generated ConfigMaps"
+for file in daemonset.yaml mygame.yaml; do
+	rm -rf "$tmp/planted" && cp -r deploy/kubernetes/host "$tmp/planted"
+	sed -i '0,/runAsUser:/s//runAsUsr:/' "$tmp/planted/$file"
+	"$kustomize" build "$tmp/planted" >"$tmp/planted.yaml" || fail "kustomize build with a typo in host/$file"
+	if validate_k8s "$tmp/planted.yaml" >"$tmp/planted.result" 2>&1; then
+		cat "$tmp/planted.result"
+		fail "kubeconform -strict accepted runAsUsr (a typo planted in host/$file)"
+	fi
+	grep -q "additional properties 'runAsUsr' not allowed" "$tmp/planted.result" || { cat "$tmp/planted.result"; fail "kubeconform failed on the typo in host/$file, but not naming it"; }
+	pass "a typo planted in host/$file is refused: additional properties 'runAsUsr' not allowed"
+done
+
 if [ ! -d "$SCHEMAS" ]; then
 	say "SKIP kubeconform: $SCHEMAS is absent (the Agones schemas live in the shared folder beside the clone); only kustomize build was checked"
 	exit 0
@@ -46,7 +105,7 @@ SCHEMAS=$(cd "$SCHEMAS" && pwd)
 # GameServer and the Fleet must be validated.
 validate() {
 	"$kubeconform" -strict -summary -verbose -ignore-missing-schemas \
-		-schema-location "$SCHEMAS/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json" "$1"
+		-schema-location "$SCHEMAS/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json" -schema-location "$K8S_SCHEMAS" "$1"
 }
 validate "$tmp/all.yaml" >"$tmp/result" 2>&1 || { cat "$tmp/result"; fail "kubeconform -strict refused deploy/kubernetes"; }
 cat "$tmp/result"

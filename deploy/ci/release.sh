@@ -8,7 +8,8 @@
 #   - `queryd version` of the linux amd64 binary prints the snapshot version
 #     and the commit (from -ldflags);
 #   - the archives hold README.md, LICENSE and queryd.toml.example, the
-#     .deb the binary, the unit, its drop-in, the sysusers file,
+#     .deb the binary, the unit and the template unit queryd@.service with
+#     their drop-ins, the sysusers file,
 #     /etc/queryd/queryd.toml as a conffile and the license, the .rpm the
 #     license;
 # and that `go install …/cmd/queryd@vX.Y.Z` reports vX.Y.Z (from a module
@@ -78,6 +79,7 @@ pass "the archives hold the binary, README.md, LICENSE and queryd.toml.example"
 deb=$(ls dist/queryd_*_amd64.deb)
 dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/deb.list"
 for f in ./usr/bin/queryd ./usr/lib/systemd/system/queryd.service ./usr/lib/systemd/system/queryd.service.d/package.conf \
+	./usr/lib/systemd/system/queryd@.service ./usr/lib/systemd/system/queryd@.service.d/package.conf \
 	./usr/lib/sysusers.d/queryd.conf ./etc/queryd/queryd.toml ./usr/share/doc/queryd/copyright; do
 	grep -qx "$f" "$tmp/deb.list" || fail "$deb lacks $f"
 done
@@ -93,7 +95,7 @@ for rpm in dist/queryd-*.rpm; do
 	# path is in the header's file list, its text in the payload.
 	grep -qa /usr/share/licenses/queryd "$rpm" || fail "$rpm lacks /usr/share/licenses/queryd/LICENSE"
 done
-pass "$deb ($(cat "$tmp/deb.fields")): binary, unit, drop-in, sysusers, conffile /etc/queryd/queryd.toml, LICENSE as copyright, depends on procps; .rpm packages built, with the license"
+pass "$deb ($(cat "$tmp/deb.fields")): binary, unit and template unit with their drop-ins, sysusers, conffile /etc/queryd/queryd.toml, LICENSE as copyright, depends on procps; .rpm packages built, with the license"
 
 # go install …@vX.Y.Z: this tree as module version v0.99.0-ci in a file
 # proxy (interop/ is its own module, so not in the zip), its dependencies

@@ -15,6 +15,12 @@
 #   - `systemd-analyze security queryd` is at most 2.0;
 #   - `systemctl stop` is clean (exit 0, Result=success) and removes
 #     /run/queryd;
+#   - the template unit: queryd@alpha and queryd@beta (/etc/queryd/alpha.toml
+#     and beta.toml) run at once, each answering A2S and GameSpy4 with its
+#     own name on its own port, with its own feed socket
+#     /run/queryd-NAME/feed.sock; a feed to one and a reload of the other
+#     change only that one; exposure at most 2.0; stopping one leaves the
+#     other answering; `dpkg --purge` stops and disables the instances;
 #   - `dpkg --purge` removes it, and the unit header's own install steps
 #     (by hand, /usr/local/bin) give a running queryd too.
 # Commands run inside the container with nsenter on its PID 1 (no machined
@@ -128,13 +134,82 @@ result="$(show ActiveState) Result=$(show Result) status=$(show ExecMainStatus)"
 ct test ! -e /run/queryd || fail "/run/queryd is left after stop"
 pass "systemctl stop: exit 0 in $took ms, $result, /run/queryd removed"
 
+# The template unit: two instances at once, each with its own config,
+# ports, runtime directory and feed socket.
+instance_config() { # NAME UDP_PORT ADMIN_PORT
+	cat <<TOML
+[listen]
+udp = ["127.0.0.1:$2"]
+[feed]
+socket = "/run/queryd-$1/feed.sock"
+mode = "0660"
+[server]
+name = "Instance $1"
+map = "ci_$1"
+max_players = 8
+[admin]
+listen = "127.0.0.1:$3"
+TOML
+}
+instance_config alpha 27101 9301 | ct tee /etc/queryd/alpha.toml >/dev/null
+instance_config beta 27102 9302 | ct tee /etc/queryd/beta.toml >/dev/null
+ishow() { ct systemctl show -p "$2" --value "queryd@$1.service"; }
+ijournal() { ct journalctl -u "queryd@$1.service" --no-pager -n 30 -o short-monotonic >&2 || true; }
+ianswer() { ct "$qbin" query -proto "${3:-a2s}" -timeout 2s "127.0.0.1:$2" 2>/dev/null; }
+iname_is() { # NAME PORT SERVER_NAME [PROTO]: A2S's "name" or GameSpy4's "hostname"
+	local key=name
+	[ "${4:-a2s}" = gamespy4 ] && key=hostname
+	ianswer "$1" "$2" "${4:-a2s}" | grep -qF "\"$key\": \"$3\""
+}
+ct systemctl enable --now queryd@alpha.service queryd@beta.service >"$work/istart.log" 2>&1 ||
+	{ cat "$work/istart.log"; ijournal alpha; ijournal beta; fail "systemctl enable --now queryd@alpha queryd@beta"; }
+for i in alpha:27101 beta:27102; do
+	n=${i%%:*} port=${i#*:}
+	[ "$(ishow "$n" ActiveState)/$(ishow "$n" SubState)" = active/running ] ||
+		{ ijournal "$n"; fail "queryd@$n: $(ishow "$n" ActiveState)/$(ishow "$n" SubState) after enable --now"; }
+	iname_is "$n" "$port" "Instance $n" || { ijournal "$n"; fail "queryd@$n does not answer A2S on 127.0.0.1:$port with its own name"; }
+	iname_is "$n" "$port" "Instance $n" gamespy4 || { ijournal "$n"; fail "queryd@$n does not answer GameSpy4 on 127.0.0.1:$port with its own name"; }
+	sock=$(ct stat -c '%A %U:%G' "/run/queryd-$n/feed.sock") || fail "queryd@$n: no feed socket /run/queryd-$n/feed.sock"
+	[ "$sock" = "srw-rw---- queryd:queryd" ] || fail "queryd@$n: feed socket $sock, want srw-rw---- queryd:queryd"
+	ct "$qbin" check -config "/etc/queryd/$n.toml" >/dev/null 2>&1 || fail "queryd check /etc/queryd/$n.toml"
+done
+ct systemctl is-enabled queryd@alpha.service >/dev/null || fail "queryd@alpha is not enabled"
+apid=$(ishow alpha MainPID) bpid=$(ishow beta MainPID)
+[ "$apid" != "$bpid" ] || fail "the two instances share a main PID"
+pass "queryd@alpha and queryd@beta: active (running) at once (PIDs $apid, $bpid), each answering A2S and GameSpy4 with its own name on its own port, feed sockets /run/queryd-alpha/ and /run/queryd-beta/ $sock"
+
+echo '{"op":"patch","state":{"name":"Fed alpha"}}' | ct "$qbin" push -socket /run/queryd-alpha/feed.sock >/dev/null ||
+	fail "queryd push to /run/queryd-alpha/feed.sock"
+wait_for 5 iname_is alpha 27101 "Fed alpha" || fail "the feed of queryd@alpha is not served"
+iname_is beta 27102 "Instance beta" || fail "feeding queryd@alpha changed what queryd@beta serves"
+ct sed -i 's/^name = "Instance beta"$/name = "Reloaded beta"/' /etc/queryd/beta.toml
+ct systemctl reload queryd@beta.service || { ijournal beta; fail "systemctl reload queryd@beta"; }
+wait_for 5 iname_is beta 27102 "Reloaded beta" || fail "the reloaded name of queryd@beta is not served"
+[ "$(ishow beta MainPID)" = "$bpid" ] || fail "reload changed queryd@beta's main PID"
+iname_is alpha 27101 "Fed alpha" || fail "reloading queryd@beta changed queryd@alpha"
+pass "each instance is its own: a feed to alpha's socket changes alpha only; systemctl reload queryd@beta applies beta.toml, PID $bpid kept"
+
+ct systemd-analyze security --no-pager queryd@alpha.service >"$work/isecurity" 2>&1 || true
+exposure=$(sed -n 's/.*Overall exposure level for queryd@alpha.service: \([0-9.]*\).*/\1/p' "$work/isecurity")
+[ -n "$exposure" ] || { cat "$work/isecurity"; fail "systemd-analyze security queryd@alpha printed no exposure"; }
+awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' || { cat "$work/isecurity"; fail "systemd-analyze security queryd@alpha: exposure $exposure, above 2.0"; }
+ct systemctl stop queryd@alpha.service || fail "systemctl stop queryd@alpha"
+result="$(ishow alpha ActiveState) Result=$(ishow alpha Result) status=$(ishow alpha ExecMainStatus)"
+[ "$result" = "inactive Result=success status=0" ] || fail "queryd@alpha after stop: $result"
+ct test ! -e /run/queryd-alpha || fail "/run/queryd-alpha is left after stop"
+iname_is beta 27102 "Reloaded beta" || fail "stopping queryd@alpha stopped queryd@beta's answers"
+pass "systemd-analyze security queryd@alpha: exposure $exposure (≤ 2.0); stopping alpha: $result, /run/queryd-alpha removed, beta still answers"
+
 # The package's removal, then the unit header's own steps for a manual
 # install: its `go build` runs here (output into the tree), the rest inside
 # the container from a copy of the repository's files, with a user "game"
 # for the usermod step.
 ct dpkg --purge queryd >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg --purge queryd"; }
 ct test ! -e /usr/lib/systemd/system/queryd.service || fail "dpkg --purge left the unit behind"
-pass "dpkg --purge queryd: the package and its unit are gone"
+ct test ! -e /usr/lib/systemd/system/queryd@.service || fail "dpkg --purge left the template unit behind"
+[ "$(ishow beta ActiveState)" = inactive ] || fail "dpkg --purge left queryd@beta $(ishow beta ActiveState)"
+ct sh -c '! ls /etc/systemd/system/*.wants/queryd@* 2>/dev/null' || fail "dpkg --purge left enabled instances: $(ct sh -c 'ls /etc/systemd/system/*.wants/queryd@*')"
+pass "dpkg --purge queryd: the package, its units and the instances (stopped, disabled) are gone"
 # The steps: the "#   " lines of the first indented block of the header.
 awk '/^#   /{sub(/^#   /, ""); print; found=1; next} found{exit}' deploy/systemd/queryd.service >"$work/steps"
 grep -q 'go build' "$work/steps" && grep -q 'systemctl' "$work/steps" ||
