@@ -223,6 +223,12 @@ func TestFrontOfA2SServer(t *testing.T) {
 	if m := front.Snapshot().Map; m != "de_inferno" {
 		t.Errorf("map %q after the stock server changed it", m)
 	}
+	// The poller counts an answer after it published it: the state can show
+	// before the count does.
+	deadline := time.Now().Add(5 * time.Second)
+	for front.Metric(t, "queryd_upstream_polls_total", upstream.OutcomeAnswered) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if n := front.Metric(t, "queryd_upstream_polls_total", upstream.OutcomeAnswered); n < 2 {
 		t.Errorf("%v polls answered", n)
 	}
