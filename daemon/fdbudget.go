@@ -55,7 +55,7 @@ func (c fdCaps) total() int {
 // take at most fdShare of limit minus fdReserve and minus the sockets
 // queryd opens itself (each large cap keeps at least 1). It returns the
 // caps and, when it shrank any, why.
-func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
+func fitCaps(limit, sockets int, want fdCaps, about string) (fdCaps, string) {
 	budget := int(float64(limit-fdReserve-sockets) * fdShare)
 	if want.total() <= budget || len(want.Large) == 0 { // the fixed caps are kept
 		return want, ""
@@ -69,8 +69,8 @@ func fitCaps(limit, sockets int, want fdCaps) (fdCaps, string) {
 		got.Large = append(got.Large, fdCap{Key: l.Key, N: n})
 		changes = append(changes, fmt.Sprintf("%s %d -> %d", l.Key, l.N, n))
 	}
-	why := fmt.Sprintf("RLIMIT_NOFILE is %d: caps lowered to fit %d descriptors (%.0f%% of the limit less %d reserved and %d sockets): %s; raise the limit (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps",
-		limit, budget, fdShare*100, fdReserve, sockets, strings.Join(changes, ", "))
+	why := fmt.Sprintf("%s: caps lowered to fit %d descriptors (%.0f%% of it less %d reserved and %d sockets): %s; raise the limit (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps",
+		about, budget, fdShare*100, fdReserve, sockets, strings.Join(changes, ", "))
 	return got, why
 }
 
@@ -104,11 +104,13 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 		return "", err
 	}
 	admin := cfg.Admin.Listen.IsValid()
+	about := fmt.Sprintf("RLIMIT_NOFILE is %d", limit)
 	if n > 1 { // the host's one admin listener first, then equal shares
 		if admin {
 			limit -= adminMaxConns
 		}
 		limit = fdReserve + (limit-fdReserve)/n
+		about = fmt.Sprintf("%s, this server's share of it (one of %d servers) %d", about, n, limit)
 		admin = false
 	}
 	want := fdCaps{Fixed: cfg.Feed.MaxConns}
@@ -134,10 +136,7 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	if workers == 0 {
 		workers = runtime.NumCPU()
 	}
-	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want)
-	if why != "" && n > 1 {
-		why = fmt.Sprintf("one of %d servers' shares of the descriptor limit: ", n) + why
-	}
+	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want, about)
 	for _, l := range got.Large {
 		if l.Key == "relay.max_sessions" {
 			cfg.Relay.MaxSessions = l.N

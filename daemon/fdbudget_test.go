@@ -23,7 +23,7 @@ func TestFitCaps(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, why := fitCaps(c.limit, c.sockets, c.want)
+			got, why := fitCaps(c.limit, c.sockets, c.want, "RLIMIT_NOFILE is test")
 			if len(got.Large) != len(c.got.Large) || got.Fixed != c.got.Fixed {
 				t.Fatalf("fitCaps(%d, %d, %+v) = %+v, want %+v", c.limit, c.sockets, c.want, got, c.got)
 			}

@@ -1,6 +1,8 @@
 package daemon_test
 
 import (
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -34,6 +36,11 @@ func TestFitHostDescriptors(t *testing.T) {
 	}
 	if len(whys) != n {
 		t.Fatalf("%d servers lowered, want %d: %q", len(whys), n, whys)
+	}
+	// The reason names the process's limit, not only the share (a share
+	// read as the limit sent operators to raise a limit that was fine).
+	if want := fmt.Sprintf("RLIMIT_NOFILE is %d, this server's share of it (one of %d servers) ", lim.Cur, n); !strings.HasPrefix(whys[0], "server a: "+want) {
+		t.Errorf("reason %q, want it to start with %q", whys[0], want)
 	}
 	total := 0
 	for _, s := range h.Servers {
