@@ -61,6 +61,12 @@
 //	           ingress interface (what rp_filter = 1 drops), or its
 //	           neighbour is not resolved yet
 //
+// On a host that does not forward, the route back found for an IPv4
+// source (from the mirrored main table) is remembered in its budget entry
+// until the next netlink dump (at once on a change netlink announces, at
+// least once a second), so a source that asks again skips that lookup;
+// IPv6 sources, whose entries are per /64, are looked up every time.
+//
 // The interfaces' MACs, addresses (IPv4 subnet broadcasts included) and
 // VLAN devices are kept in maps from netlink: a socket subscribed to link,
 // address and route changes, and a dump on a change (at most one every

@@ -99,8 +99,10 @@ func (f *FastPath) SetServers(ss []Server) error {
 			f.servers[c.Name] = s
 			f.byIndex[s.index] = s
 			fresh = append(fresh, s)
-		} else if s.cfg.Registry != c.Registry && s.cfg.Registry != nil {
-			s.cfg.Registry.Unregister(s.coll)
+		} else if s.cfg.Registry != c.Registry {
+			if s.cfg.Registry != nil {
+				s.cfg.Registry.Unregister(s.coll)
+			}
 			fresh = append(fresh, s)
 		}
 		s.cfg = c

@@ -56,6 +56,13 @@ func (h *hostServer) xdpServer(reg *prometheus.Registry) Server {
 // from a state named for the server.
 func newHostServer(t *testing.T, n *testNet, issuer *challenge.Issuer, name string, port uint16, lim responder.Limits) *hostServer {
 	t.Helper()
+	return newHostServerAt(t, n, issuer, name, netip.AddrPortFrom(netip.IPv4Unspecified(), port), lim)
+}
+
+// newHostServerAt is newHostServer listening on one address:port.
+func newHostServerAt(t *testing.T, n *testNet, issuer *challenge.Issuer, name string, at netip.AddrPort, lim responder.Limits) *hostServer {
+	t.Helper()
+	port := at.Port()
 	h := &hostServer{name: name, port: port, limits: lim}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(fmt.Sprintf(`{"name": "host server %s", "map": "arena", "max_players": 8}`, name)), &doc); err != nil {
@@ -79,7 +86,7 @@ func newHostServer(t *testing.T, n *testNet, issuer *challenge.Issuer, name stri
 		hs[i] = p
 	}
 	h.srv, err = responder.New(responder.Config{
-		Listen:   []netip.AddrPort{netip.AddrPortFrom(netip.IPv4Unspecified(), port)},
+		Listen:   []netip.AddrPort{at},
 		Socket:   responder.SocketBatch,
 		Workers:  1,
 		Limits:   lim,
@@ -118,6 +125,12 @@ func dialHost(t *testing.T, n *testNet) *hostClient {
 // ask sends req to port and returns the first reply within wait, or nil.
 func (c *hostClient) ask(t *testing.T, port uint16, req []byte, wait time.Duration) []byte {
 	t.Helper()
+	return c.askAt(t, netip.AddrPortFrom(srvAddr4, port), req, wait)
+}
+
+// askAt sends req to to and returns the first reply within wait, or nil.
+func (c *hostClient) askAt(t *testing.T, to netip.AddrPort, req []byte, wait time.Duration) []byte {
+	t.Helper()
 	buf := make([]byte, 65536)
 	for { // replies left from earlier requests
 		c.c.SetReadDeadline(time.Now().Add(time.Millisecond))
@@ -125,7 +138,7 @@ func (c *hostClient) ask(t *testing.T, port uint16, req []byte, wait time.Durati
 			break
 		}
 	}
-	if _, err := c.c.WriteToUDPAddrPort(req, netip.AddrPortFrom(srvAddr4, port)); err != nil {
+	if _, err := c.c.WriteToUDPAddrPort(req, to); err != nil {
 		t.Fatal(err)
 	}
 	c.c.SetReadDeadline(time.Now().Add(wait))
@@ -133,8 +146,8 @@ func (c *hostClient) ask(t *testing.T, port uint16, req []byte, wait time.Durati
 	if err != nil {
 		return nil
 	}
-	if from.Port() != port {
-		t.Fatalf("asked port %d, the reply came from %v", port, from)
+	if from != to {
+		t.Fatalf("asked %v, the reply came from %v", to, from)
 	}
 	return buf[:n]
 }
@@ -446,5 +459,89 @@ func TestXDPDestsOf(t *testing.T) {
 	}
 	if ports[27015] == 0 || ports[27016] != 2 || ports[27017] != 3 || len(ports) != 3 {
 		t.Errorf("ports: %v", ports)
+	}
+}
+
+// TestXDPServersByAddress: three servers on one port of three addresses
+// of the veth (exact listens: the program's destinations are the
+// addresses themselves); each address is answered by the program with its
+// own server's state and counted there, and a fourth address of the veth
+// that no server listens on gets nothing from the program (not_local).
+func TestXDPServersByAddress(t *testing.T) {
+	needXDP(t)
+	n := newTestNet(t)
+	addrs := []netip.Addr{srvAddr4, netip.MustParseAddr("198.18.0.11"), netip.MustParseAddr("198.18.0.12"), netip.MustParseAddr("198.18.0.13")}
+	for _, a := range addrs[1:] {
+		if err := run("ip", "-n", n.srvNS, "addr", "add", a.String()+"/32", "dev", n.srvIf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	issuer, err := challenge.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const port = 27200
+	names := []string{"delta", "echo", "foxtrot"}
+	reg := prometheus.NewRegistry()
+	var hs []*hostServer
+	var ss []Server
+	for i, name := range names {
+		h := newHostServerAt(t, n, issuer, name, netip.AddrPortFrom(addrs[i], port), responder.Limits{})
+		hs = append(hs, h)
+		ss = append(ss, h.xdpServer(reg))
+	}
+	var f *FastPath
+	err = inNS(n.srvNS, func() (err error) {
+		f, err = New(Config{Interfaces: []string{n.srvIf}, Mode: ModeNative, Issuer: issuer, Servers: ss})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		f.SetProtocols(h.name, h.protos)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitServers(t, f, names...)
+	c := dialHost(t, n)
+	for i, h := range hs {
+		to := netip.AddrPortFrom(addrs[i], port)
+		r := c.askAt(t, to, a2sInfo, time.Second)
+		if len(r) != 9 || r[4] != 'A' {
+			t.Fatalf("%v: not a challenge: % x", to, r)
+		}
+		before := countsByServer(t, f)
+		r = c.askAt(t, to, a2sWithToken('T', r[5:9]), time.Second)
+		if !bytes.Contains(r, []byte("host server "+h.name+"\x00")) {
+			t.Fatalf("%v: A2S_INFO reply without %s's name: %q", to, h.name, r)
+		}
+		after := countsByServer(t, f)
+		for name := range after {
+			want := before[name].Req[pA2S][oAnswered]
+			if name == h.name {
+				want++
+			}
+			if got := after[name].Req[pA2S][oAnswered]; got != want {
+				t.Fatalf("A2S_INFO to %v: %s's program count went %d → %d, want %d", to, name, before[name].Req[pA2S][oAnswered], got, want)
+			}
+		}
+	}
+	before := countsByServer(t, f)
+	if r := c.askAt(t, netip.AddrPortFrom(addrs[3], port), a2sInfo, 300*time.Millisecond); r != nil {
+		t.Fatalf("%v (no server there) answered: % x", addrs[3], r)
+	}
+	after := countsByServer(t, f)
+	var notLocal uint64
+	for name := range after {
+		if after[name].Req != before[name].Req {
+			t.Fatalf("the query to %v was answered or dropped at %s", addrs[3], name)
+		}
+		notLocal += after[name].Passed[querydPassReasonPASS_NOT_LOCAL] - before[name].Passed[querydPassReasonPASS_NOT_LOCAL]
+	}
+	if notLocal != 1 {
+		t.Fatalf("the query to %v: passed as not_local %d times, want 1", addrs[3], notLocal)
 	}
 }
