@@ -17,6 +17,7 @@ import (
 
 	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/challenge"
+	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/responder"
@@ -384,9 +385,8 @@ func metricSum(t *testing.T, g prometheus.Gatherer, name string, want map[string
 // (the C constant MAX_SERVERS, through bpf2go -type), and the fast path
 // refuses more, and two servers of one name.
 func TestXDPMaxServers(t *testing.T) {
-	const configMaxServers = 256 // config.MaxServers (host-config's branch): compare with it once merged
-	if maxServers != configMaxServers {
-		t.Fatalf("the program's MAX_SERVERS is %d, config.MaxServers %d", maxServers, configMaxServers)
+	if maxServers != config.MaxServers {
+		t.Fatalf("the program's MAX_SERVERS is %d, config.MaxServers %d", maxServers, config.MaxServers)
 	}
 	spec, err := loadQueryd()
 	if err != nil {
