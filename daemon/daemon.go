@@ -51,6 +51,7 @@ type Daemon struct {
 	// silence says whether queryd is silent; everything that answers reads it.
 	silence *silence
 	xdp     *xdp.FastPath // nil when [xdp] is off or the kernel refused it
+	divert  *xdp.Divert   // nil without [listen] divert (daemon/divert.go)
 	// feedHTTP is the loopback HTTP feed; nil without [feed] http.
 	feedHTTP *feed.HTTPServer
 	admin    *adminServer
@@ -97,7 +98,7 @@ func New(opts Options) (d *Daemon, err error) {
 			}
 		}
 	}()
-	for _, start := range []func() (part, error){d.newFeed, d.newFeedHTTP, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP} {
+	for _, start := range []func() (part, error){d.newFeed, d.newFeedHTTP, d.newRelay, d.newUpstream, d.newSilence, d.newUDP, d.newXDP, d.newDivert} {
 		p, err := start()
 		if err != nil {
 			return nil, err

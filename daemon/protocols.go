@@ -17,7 +17,7 @@ func (d *Daemon) env(c *config.Config, name string) module.Env {
 		Now:       d.clock.Now,
 		Log:       d.log.With("protocol", name),
 		Registry:  d.reg,
-		Listen:    c.Listen.UDP,
+		Listen:    gameListen(c),
 		Base:      c.ServerDoc,
 		Subscribe: d.store.Subscribe,
 		Stale:     d.silence.silent,
@@ -69,6 +69,7 @@ func (d *Daemon) swapProtocols(protos []live) {
 	if d.xdp != nil {
 		d.xdp.SetProtocols(protocolsOf(protos))
 	}
+	d.divertProtocols(protos)
 	if d.unsub != nil {
 		d.unsub()
 	}

@@ -40,7 +40,7 @@ func (d *Daemon) newUDP() (part, error) {
 	}
 	c := d.cfg
 	rc := responder.Config{
-		Listen:     c.Listen.UDP,
+		Listen:     listenOf(c),
 		Socket:     string(c.Listen.Socket),
 		Workers:    c.Listen.Workers,
 		RecvBuffer: int(c.Listen.RecvBuffer),

@@ -29,6 +29,9 @@ func (d *Daemon) newXDP() (part, error) {
 		Registry:   d.reg,
 	})
 	if err != nil {
+		if err := d.divertRefused(err); err != nil {
+			return nil, err
+		}
 		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}

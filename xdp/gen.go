@@ -8,5 +8,6 @@ package xdp
 // headers come from bpf/include (vendored) only: -nostdinc keeps the build
 // off the host's multiarch include folder. -type writes the C structs and
 // enums the Go side shares (consts.h, structs.h) into queryd_bpfel.go.
-//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux -type config -type reply -type stats -type listen -type ipkey -type slot -type proto -type outcome -type reply_flags -type pass_reason -type iface -type iface_flags -type addrkey -type addr_kind -type denykey -type source_count queryd bpf/queryd.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux -type config -type reply -type stats -type listen -type ipkey -type slot -type proto -type outcome -type reply_flags -type pass_reason -type iface -type iface_flags -type addrkey -type addr_kind -type denykey -type source_count -type divert_key -type divert_val -type divert_count -type divert_result queryd bpf/queryd.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include
 //go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux querydtest bpf/test.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include
+//go:generate go run github.com/cilium/ebpf/cmd/bpf2go -cc clang -strip llvm-strip -target bpfel -tags linux -type back_key divert bpf/divert_tc.c -- -O2 -g -Wall -Werror -mcpu=v3 -nostdinc -Ibpf/include

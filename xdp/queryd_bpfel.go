@@ -55,6 +55,35 @@ type querydDenykey struct {
 	Addr      [16]uint8
 }
 
+type querydDivertCount struct {
+	_ structs.HostLayout
+	N [4]uint64
+}
+
+type querydDivertKey struct {
+	_    structs.HostLayout
+	Addr [16]uint8
+	Port uint16
+	Pad  uint16
+}
+
+type querydDivertResult uint32
+
+const (
+	querydDivertResultDIVERT_XDP     querydDivertResult = 0
+	querydDivertResultDIVERT_SOCKET  querydDivertResult = 1
+	querydDivertResultDIVERT_DROPPED querydDivertResult = 2
+	querydDivertResultDIVERT_PASSED  querydDivertResult = 3
+	querydDivertResultNDIVERT        querydDivertResult = 4
+)
+
+type querydDivertVal struct {
+	_      structs.HostLayout
+	Hidden uint16
+	Server uint8
+	Protos uint8
+}
+
 type querydIface struct {
 	_     structs.HostLayout
 	Mac   [6]uint8
@@ -172,6 +201,8 @@ const (
 	querydMapBedrate       = "bedrate"
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
+	querydMapDivertMap     = "divert_map"
+	querydMapDivertStats   = "divert_stats"
 	querydMapIfaces        = "ifaces"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
@@ -239,6 +270,8 @@ type querydMapSpecs struct {
 	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
 	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
 	Deny         *ebpf.MapSpec `ebpf:"deny"`
+	DivertMap    *ebpf.MapSpec `ebpf:"divert_map"`
+	DivertStats  *ebpf.MapSpec `ebpf:"divert_stats"`
 	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
 	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
@@ -280,6 +313,8 @@ type querydMaps struct {
 	Bedrate      *ebpf.Map `ebpf:"bedrate"`
 	ConfigMap    *ebpf.Map `ebpf:"config_map"`
 	Deny         *ebpf.Map `ebpf:"deny"`
+	DivertMap    *ebpf.Map `ebpf:"divert_map"`
+	DivertStats  *ebpf.Map `ebpf:"divert_stats"`
 	Ifaces       *ebpf.Map `ebpf:"ifaces"`
 	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
 	Perip        *ebpf.Map `ebpf:"perip"`
@@ -297,6 +332,8 @@ func (m *querydMaps) Close() error {
 		m.Bedrate,
 		m.ConfigMap,
 		m.Deny,
+		m.DivertMap,
+		m.DivertStats,
 		m.Ifaces,
 		m.LocalAddrs,
 		m.Perip,

@@ -20,6 +20,7 @@
 
 #include "a2s.h"
 #include "bedrock.h"
+#include "divert.h"
 #include "gamespy4.h"
 #include "parsing.h"
 #include "quake3.h"
@@ -186,9 +187,9 @@ static __always_inline int entry(struct xdp_md *ctx, const int devbound)
 	if (!eth)
 		return XDP_PASS;
 	if (eth->h_proto == bpf_htons(ETH_P_IP))
-		return handle(ctx, &cur, eth, 0, devbound);
+		return divert_entry(ctx, &cur, eth, 0, devbound);
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-		return handle(ctx, &cur, eth, 1, devbound);
+		return divert_entry(ctx, &cur, eth, 1, devbound);
 	return XDP_PASS;
 }
 

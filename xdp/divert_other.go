@@ -1,0 +1,28 @@
+//go:build !linux || !(386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64)
+
+package xdp
+
+import (
+	"net/netip"
+
+	"github.com/queryd/queryd/module"
+)
+
+// DivertAddr is one [listen] divert address (divert_linux.go).
+type DivertAddr struct {
+	Game   netip.AddrPort
+	Hidden uint16
+	Server uint8
+}
+
+// Divert is divert attached; outside Linux it cannot be made.
+type Divert struct{}
+
+// Divert returns ErrUnsupported outside Linux.
+func (*FastPath) Divert([]DivertAddr) (*Divert, error) { return nil, ErrUnsupported }
+
+// SetProtocols does nothing outside Linux.
+func (*Divert) SetProtocols([]module.Protocol) error { return nil }
+
+// Close does nothing outside Linux.
+func (*Divert) Close() error { return nil }
