@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ var divertGame = netip.AddrPortFrom(netnstest.ServerAddr4, 27015)
 // recording who sent what.
 type standIn struct {
 	c       *net.UDPConn
+	mute    atomic.Bool // ignore A2S queries (a game server that stopped answering)
 	mu      sync.Mutex
 	queries []netip.AddrPort // sources of the A2S queries it received
 	others  []netip.AddrPort // sources of everything else
@@ -75,6 +77,9 @@ func (s *standIn) serve(h *a2s.Handler) {
 			s.mu.Lock()
 			s.queries = append(s.queries, src)
 			s.mu.Unlock()
+			if s.mute.Load() {
+				continue
+			}
 			out, _ = h.Serve(p, src, scratch, out[:0])
 			for _, d := range out {
 				s.c.WriteToUDPAddrPort(d, src)
@@ -101,6 +106,9 @@ func (s *standIn) from(list *[]netip.AddrPort, a netip.Addr) int {
 	return n
 }
 
+// divertStaleAfter is [feed] stale_after in the divert tests.
+const divertStaleAfter = 3 * time.Second
+
 // divertOptions is queryd diverting the game server at game in the test
 // network's server namespace, its state from [upstream] (the game server's
 // own address, from the same host: not through the XDP interface).
@@ -111,6 +119,7 @@ func divertOptions(n *netnstest.Net, game netip.AddrPort, protocol string, proto
 		Tables: map[string]map[string]any{
 			"listen":   {"udp": nil, "divert": []string{game.String()}},
 			"upstream": {"protocol": protocol, "address": game.String(), "interval": "1s", "timeout": "800ms"},
+			"feed":     {"stale_after": divertStaleAfter.String()},
 			"xdp":      {"interfaces": []string{n.ServerIf}, "mode": "native"},
 		},
 	}
@@ -125,6 +134,8 @@ func divertOptions(n *netnstest.Net, game netip.AddrPort, protocol string, proto
 // (from its own address, not through the XDP interface); a game datagram
 // and an A2S 0x71 connect request from the client reach the stand-in from
 // the client's real address and port, and its answers reach the client.
+// When the stand-in stops answering the poller, past stale_after the
+// client's queries get no answer and still never reach it.
 func TestDivertStandIn(t *testing.T) {
 	n := netnstest.New(t)
 	stand := startStandIn(t, n.ServerNS, divertGame)
@@ -210,6 +221,42 @@ func TestDivertStandIn(t *testing.T) {
 	t.Logf("diverted: %v answered by the program, %v by the socket path (%v replies given the game port back), %v passed to the game server", xdpN, sock, rewritten, passed)
 	if xdpN == 0 || sock == 0 || rewritten == 0 || passed < 2 {
 		t.Errorf("queryd_xdp_diverted_total xdp %v socket %v passed %v, rewritten %v: want the program and the socket path to answer, and 2 passed", xdpN, sock, passed, rewritten)
+	}
+
+	// Stale: the game server stops answering the poller; once stale_after
+	// has passed, the client's queries get no answer and still do not reach
+	// the game server.
+	stand.mute.Store(true)
+	time.Sleep(divertStaleAfter + 1500*time.Millisecond)
+	droppedBefore := d.Metric(t, `queryd_xdp_diverted_total{result="dropped"}`)
+	socketBefore := d.Metric(t, `queryd_xdp_diverted_total{result="socket"}`)
+	err = netnstest.Do(n.ClientNS, func() error {
+		c, err := net.DialUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(netnstest.ClientAddr4, 0)), net.UDPAddrFromAddrPort(divertGame))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for _, q := range []string{"\xFF\xFF\xFF\xFFTSource Engine Query\x00", "\xFF\xFF\xFF\xFFU\xFF\xFF\xFF\xFF", "\xFF\xFF\xFF\xFFV\xFF\xFF\xFF\xFF", "\xFF\xFF\xFF\xFFW"} {
+			c.Write([]byte(q))
+			buf := make([]byte, 2048)
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			if m, err := c.Read(buf); err == nil {
+				return fmt.Errorf("%q answered while stale: %q", q, buf[:m])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stand.from(&stand.queries, netnstest.ClientAddr4); got != 0 {
+		t.Errorf("stale: the stand-in received %d queries from the client", got)
+	}
+	dropped := d.Metric(t, `queryd_xdp_diverted_total{result="dropped"}`) - droppedBefore
+	socket := d.Metric(t, `queryd_xdp_diverted_total{result="socket"}`) - socketBefore
+	t.Logf("stale: of 4 queries the program dropped %v and handed %v to the (silent) socket path", dropped, socket)
+	if dropped+socket != 4 {
+		t.Errorf("stale: %v dropped + %v to the socket path, want the 4 queries", dropped, socket)
 	}
 }
 
