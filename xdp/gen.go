@@ -1,8 +1,9 @@
 package xdp
 
 // The eBPF programs compiled with clang through bpf2go: bpf/queryd.c (the
-// fast path, the only object the daemon loads) and bpf/test.c (the tests'
-// and the benchmark's programs). The objects and the Go bindings they make
+// fast path), bpf/divert_tc.c (divert's tc egress program, loaded only
+// with [listen] divert) and bpf/test.c (the tests' and the benchmark's
+// programs). The objects and the Go bindings they make
 // are committed, so that building queryd needs no clang; .ci/run
 // regenerates them with Debian's clang and fails on a difference. The
 // headers come from bpf/include (vendored) only: -nostdinc keeps the build
