@@ -54,7 +54,7 @@ func startStandIn(t *testing.T, ns string, at netip.AddrPort) *standIn {
 	h.Update(store.Snapshot())
 	s := &standIn{}
 	if err := netnstest.Do(ns, func() (err error) {
-		s.c, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(at))
+		s.c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(at))
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -327,4 +327,64 @@ func runUnprivileged(t *testing.T, dir, bin string, args ...string) CmdResult {
 	err = cmd.Run()
 	t.Logf("queryd as nobody: %v\n%s", err, stderr.String())
 	return CmdResult{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// TestDivertIPv6 (issue 27): divert over IPv6 (the program's IPv6 parse
+// and reply, the egress rewrite's IPv6 header): the stand-in on the server
+// namespace's IPv6 address, A2S_INFO and the split A2S_RULES from the
+// client's IPv6 address answered by queryd on a connected socket, none
+// reaching the stand-in, and a game datagram reaching it from the client's
+// own address and port.
+func TestDivertIPv6(t *testing.T) {
+	n := netnstest.New(t)
+	game := netip.AddrPortFrom(netnstest.ServerAddr6, 27015)
+	stand := startStandIn(t, n.ServerNS, game)
+	d := StartDaemon(t, divertOptions(n, game, "a2s", map[string]map[string]any{"a2s": nil}))
+	want := RichState()
+	err := netnstest.Do(n.ClientNS, func() error {
+		c, err := a2s.Dial(game.String())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			info, err := c.Info()
+			if err == nil && info.Name == want.Name {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("A2S_INFO over IPv6: %v %+v", err, info)
+			}
+		}
+		rules, err := c.Rules()
+		if err != nil || len(rules) < len(want.Rules) {
+			return fmt.Errorf("A2S_RULES over IPv6: %v, %d rules", err, len(rules))
+		}
+		g, err := net.DialUDP("udp6", nil, net.UDPAddrFromAddrPort(game))
+		if err != nil {
+			return err
+		}
+		defer g.Close()
+		me := g.LocalAddr().(*net.UDPAddr).AddrPort()
+		g.Write([]byte("game packet"))
+		buf := make([]byte, 2048)
+		g.SetReadDeadline(time.Now().Add(3 * time.Second))
+		m, err := g.Read(buf)
+		if err != nil {
+			return fmt.Errorf("game datagram over IPv6: no answer: %w", err)
+		}
+		if wantEcho := "ECHO " + me.String() + " game packet"; string(buf[:m]) != wantEcho {
+			return fmt.Errorf("game datagram over IPv6: got %q, want %q", buf[:m], wantEcho)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stand.from(&stand.queries, netnstest.ClientAddr6); got != 0 {
+		t.Errorf("the stand-in received %d queries from the client over IPv6", got)
+	}
+	if r := d.Metric(t, "queryd_xdp_divert_rewritten_total"); r == 0 {
+		t.Error("no reply of the socket path was rewritten over IPv6")
+	}
 }
