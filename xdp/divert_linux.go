@@ -115,7 +115,7 @@ func (d *Divert) SetProtocols(ps []module.Protocol) error {
 			return fmt.Errorf("divert table: %w", err)
 		}
 	}
-	return nil
+	return d.f.maps.DivertOn.Put(uint32(0), uint32(1))
 }
 
 func divertKey(ap netip.AddrPort) querydDivertKey {
@@ -126,6 +126,7 @@ func divertKey(ap netip.AddrPort) querydDivertKey {
 // table (queries to the game server then reach it).
 func (d *Divert) Close() error {
 	var errs []error
+	_ = d.f.maps.DivertOn.Put(uint32(0), uint32(0)) // as Delete below
 	for _, a := range d.addrs {
 		k := divertKey(a.Game)
 		_ = d.f.maps.DivertMap.Delete(&k) // fails only once the fast path is closed: detached anyway

@@ -229,7 +229,11 @@
 // in queryd_xdp_diverted_total{result} (xdp, socket, dropped, passed; per
 // server: the divert entry's server index, 0 in a single-server config)
 // and queryd_xdp_divert_rewritten_total (egress rewrites; a GSO batch
-// counts once). A divert address change needs a restart.
+// counts once). A divert address change needs a restart. Without divert the
+// hook costs every frame one array read (divert_on); with it, a hash lookup
+// of the destination. The verifier's work on the program about doubles
+// (queryd_xdp: 98,510 → 199,029 instructions processed, of its 1,000,000;
+// the object 15,931 → 17,387 instructions).
 //
 // # Attaching
 //

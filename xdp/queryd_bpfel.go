@@ -202,6 +202,8 @@ const (
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
 	querydMapDivertMap     = "divert_map"
+	querydMapDivertOn      = "divert_on"
+	querydMapDivertScratch = "divert_scratch"
 	querydMapDivertStats   = "divert_stats"
 	querydMapIfaces        = "ifaces"
 	querydMapLocalAddrs    = "local_addrs"
@@ -267,21 +269,23 @@ type querydProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
-	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
-	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
-	Deny         *ebpf.MapSpec `ebpf:"deny"`
-	DivertMap    *ebpf.MapSpec `ebpf:"divert_map"`
-	DivertStats  *ebpf.MapSpec `ebpf:"divert_stats"`
-	Ifaces       *ebpf.MapSpec `ebpf:"ifaces"`
-	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
-	Perip        *ebpf.MapSpec `ebpf:"perip"`
-	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
-	Replies      *ebpf.MapSpec `ebpf:"replies"`
-	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
-	Routes       *ebpf.MapSpec `ebpf:"routes"`
-	Sources      *ebpf.MapSpec `ebpf:"sources"`
-	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
-	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
+	Bedrate       *ebpf.MapSpec `ebpf:"bedrate"`
+	ConfigMap     *ebpf.MapSpec `ebpf:"config_map"`
+	Deny          *ebpf.MapSpec `ebpf:"deny"`
+	DivertMap     *ebpf.MapSpec `ebpf:"divert_map"`
+	DivertOn      *ebpf.MapSpec `ebpf:"divert_on"`
+	DivertScratch *ebpf.MapSpec `ebpf:"divert_scratch"`
+	DivertStats   *ebpf.MapSpec `ebpf:"divert_stats"`
+	Ifaces        *ebpf.MapSpec `ebpf:"ifaces"`
+	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
+	Perip         *ebpf.MapSpec `ebpf:"perip"`
+	Q3rate        *ebpf.MapSpec `ebpf:"q3rate"`
+	Replies       *ebpf.MapSpec `ebpf:"replies"`
+	RepliesEmpty  *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes        *ebpf.MapSpec `ebpf:"routes"`
+	Sources       *ebpf.MapSpec `ebpf:"sources"`
+	StatsMap      *ebpf.MapSpec `ebpf:"stats_map"`
+	Unproven      *ebpf.MapSpec `ebpf:"unproven"`
 }
 
 // querydVariableSpecs contains global variables before they are loaded into the kernel.
@@ -310,21 +314,23 @@ func (o *querydObjects) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
-	Bedrate      *ebpf.Map `ebpf:"bedrate"`
-	ConfigMap    *ebpf.Map `ebpf:"config_map"`
-	Deny         *ebpf.Map `ebpf:"deny"`
-	DivertMap    *ebpf.Map `ebpf:"divert_map"`
-	DivertStats  *ebpf.Map `ebpf:"divert_stats"`
-	Ifaces       *ebpf.Map `ebpf:"ifaces"`
-	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
-	Perip        *ebpf.Map `ebpf:"perip"`
-	Q3rate       *ebpf.Map `ebpf:"q3rate"`
-	Replies      *ebpf.Map `ebpf:"replies"`
-	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
-	Routes       *ebpf.Map `ebpf:"routes"`
-	Sources      *ebpf.Map `ebpf:"sources"`
-	StatsMap     *ebpf.Map `ebpf:"stats_map"`
-	Unproven     *ebpf.Map `ebpf:"unproven"`
+	Bedrate       *ebpf.Map `ebpf:"bedrate"`
+	ConfigMap     *ebpf.Map `ebpf:"config_map"`
+	Deny          *ebpf.Map `ebpf:"deny"`
+	DivertMap     *ebpf.Map `ebpf:"divert_map"`
+	DivertOn      *ebpf.Map `ebpf:"divert_on"`
+	DivertScratch *ebpf.Map `ebpf:"divert_scratch"`
+	DivertStats   *ebpf.Map `ebpf:"divert_stats"`
+	Ifaces        *ebpf.Map `ebpf:"ifaces"`
+	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
+	Perip         *ebpf.Map `ebpf:"perip"`
+	Q3rate        *ebpf.Map `ebpf:"q3rate"`
+	Replies       *ebpf.Map `ebpf:"replies"`
+	RepliesEmpty  *ebpf.Map `ebpf:"replies_empty"`
+	Routes        *ebpf.Map `ebpf:"routes"`
+	Sources       *ebpf.Map `ebpf:"sources"`
+	StatsMap      *ebpf.Map `ebpf:"stats_map"`
+	Unproven      *ebpf.Map `ebpf:"unproven"`
 }
 
 func (m *querydMaps) Close() error {
@@ -333,6 +339,8 @@ func (m *querydMaps) Close() error {
 		m.ConfigMap,
 		m.Deny,
 		m.DivertMap,
+		m.DivertOn,
+		m.DivertScratch,
 		m.DivertStats,
 		m.Ifaces,
 		m.LocalAddrs,

@@ -65,6 +65,15 @@ struct {
 	__type(value, struct divert_val);
 } divert_map SEC(".maps");
 
+// divert_on is 1 while divert_map has entries: without divert the hook
+// costs one array read (inlined by the verifier), not a hash lookup.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} divert_on SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MAX_DIVERT_SERVERS);
@@ -173,6 +182,10 @@ static __always_inline __u16 fix16(__u16 check, __u16 old, __u16 new)
 #define DIVERT_PASS (-2)
 static __always_inline __s64 divert_in(struct xdp_md *ctx, const int v6, const int devbound)
 {
+	__u32 zero = 0;
+	__u32 *on = bpf_map_lookup_elem(&divert_on, &zero);
+	if (!on || !*on)
+		return DIVERT_NONE;
 	struct cursor cur = {.pos = (void *)(long)ctx->data, .end = (void *)(long)ctx->data_end};
 	struct ethhdr *eth = parse_ethhdr(&cur);
 	if (!eth)
@@ -248,25 +261,46 @@ static __always_inline int divert_reply(struct xdp_md *ctx, __u16 game)
 	return XDP_TX;
 }
 
+// divert_scratch holds, between divert_in and the end of the same run of
+// the program on this CPU, the claimed query's server and game port (0:
+// none): kept out of the registers across handle, so that the verifier
+// checks handle once for diverted and other frames alike.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} divert_scratch SEC(".maps");
+
 // divert_entry is the hook before the parse path: see the top of this file.
 // handle is inlined once (one call).
 static __always_inline int divert_entry(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6,
 					const int devbound)
 {
+	__u32 zero = 0;
+	__u64 *scratch = bpf_map_lookup_elem(&divert_scratch, &zero);
+	if (!scratch)
+		return XDP_PASS;
 	__s64 d = divert_in(ctx, v6, devbound);
 	if (d == DIVERT_PASS)
 		return XDP_PASS;
 	if (d != DIVERT_NONE) { // the frame changed: parse it again
+		*scratch = (1ULL << 63) | (__u64)d;
 		cur->pos = (void *)(long)ctx->data;
 		cur->end = (void *)(long)ctx->data_end;
-		if (!(eth = parse_ethhdr(cur)))
+		if (!(eth = parse_ethhdr(cur))) {
+			*scratch = 0;
 			return XDP_PASS;
+		}
 	}
 	int act = handle(ctx, cur, eth, v6, devbound);
-	if (d == DIVERT_NONE)
+	scratch = bpf_map_lookup_elem(&divert_scratch, &zero);
+	if (!scratch || !*scratch)
 		return act;
+	__u64 sd = *scratch;
+	*scratch = 0;
 	if (act == XDP_TX)
-		act = divert_reply(ctx, (__u16)d);
-	divert_counted(d >> 32, act == XDP_TX ? DIVERT_XDP : act == XDP_PASS ? DIVERT_SOCKET : DIVERT_DROPPED);
+		act = divert_reply(ctx, (__u16)sd);
+	divert_counted((sd >> 32) & 0xFF, act == XDP_TX ? DIVERT_XDP : act == XDP_PASS ? DIVERT_SOCKET : DIVERT_DROPPED);
 	return act;
 }
