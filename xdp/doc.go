@@ -203,6 +203,12 @@
 //	connect, A2S 0x71, a protocol that is off)              bytes, to the game server
 //	a frame the kernel's checks refuse (strict.h)           XDP_PASS untouched (not for this host: the kernel decides)
 //
+// The route back (route.h: our own address or a subnet broadcast as the
+// source, a route not through the interface, an unknown neighbour) is
+// looked up after the rewrite, by the parse path: such a query goes to the
+// hidden port, where the kernel decides as it would at the game port
+// (drops a martian source, or delivers it to the socket path).
+//
 // The socket path's replies leave from the hidden port: a tcx egress
 // program on the [xdp] interfaces (bpf/divert_tc.c, an object of its own)
 // sets their source port back to the game port, with bpf_l4_csum_replace
