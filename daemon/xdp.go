@@ -31,6 +31,9 @@ func (d *Daemon) newXDP() (part, error) {
 		Servers:    xdpServers(servers),
 	})
 	if err != nil {
+		if err := anyDivertRefused(servers, err); err != nil {
+			return nil, err
+		}
 		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}
@@ -80,7 +83,7 @@ func (s *Server) attachFast(f *xdp.FastPath) error {
 	s.fast = f
 	s.udp.AddCounts(f.CountsOf(s.name))
 	f.SetProtocols(s.name, protocolsOf(s.protos))
-	return nil
+	return s.attachDivert(f)
 }
 
 // fastSources hands over the sources the program answered or dropped for
@@ -93,10 +96,18 @@ func (s *Server) fastSources(dst []responder.SourceCount) []responder.SourceCoun
 }
 
 // setFastServers makes servers the program's (reloadMu held): added ones
-// attached, removed ones' frames passed to the socket path.
-func (d *Daemon) setFastServers(servers []*Server) {
+// attached, removed ones' frames passed to the socket path. It returns
+// the added servers with [listen] divert that could not take it (without
+// the fast path, all of them), each with why: they must not start.
+func (d *Daemon) setFastServers(servers []*Server) map[*Server]error {
+	refused := map[*Server]error{}
 	if d.fast == nil {
-		return
+		for _, s := range servers {
+			if err := divertRefused(s.config(), errNoFastPath); err != nil && s.divert == nil {
+				refused[s] = err
+			}
+		}
+		return refused
 	}
 	if err := d.fast.SetServers(xdpServers(servers)); err != nil {
 		d.log.Error("XDP fast path: servers", "err", err)
@@ -105,9 +116,13 @@ func (d *Daemon) setFastServers(servers []*Server) {
 		if s.fast == nil {
 			if err := s.attachFast(d.fast); err != nil {
 				s.log.Error("XDP fast path: server not attached", "err", err)
+				if len(s.config().Listen.Divert) > 0 {
+					refused[s] = err
+				}
 			}
 		}
 	}
+	return refused
 }
 
 // xdpModes are [xdp] mode's values as package xdp names them (config

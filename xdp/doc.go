@@ -214,6 +214,64 @@
 // malformed, vlan, no_route), queryd_xdp_resize_failed_total,
 // queryd_xdp_reply_updates_total.
 //
+// # Divert
+//
+// [listen] divert = ["ADDR:PORT"] names a stock game server's address
+// that queryd does not bind: the game server keeps its port and sees its
+// players' real addresses, and the program takes only the queries
+// (bpf/divert.h, before the parse path). Per divert address queryd binds
+// a port of the kernel's choosing on the same address (the hidden port,
+// one of the listen table's), and the program's divert table (divert_map:
+// address and port → hidden port, server index, the protocols on) sends:
+//
+//	a datagram a protocol on claims (its module's Claims)  its destination port rewritten to the hidden port (the UDP
+//	                                                        checksum fixed), then the parse path as for a listen address:
+//	                                                        answered in the driver (the reply's source port put back to
+//	                                                        the game port), dropped (stale, a budget, deny), or passed
+//	                                                        to queryd's socket on the hidden port (a reply of several
+//	                                                        datagrams, a Quake 3 challenge argument, A2S GETCHALLENGE)
+//	anything else (game traffic, Quake 3 getchallenge and   XDP_PASS untouched: same source address and port, same
+//	connect, A2S 0x71, a protocol that is off)              bytes, to the game server
+//	a frame the kernel's checks refuse (strict.h)           XDP_PASS untouched (not for this host: the kernel decides)
+//
+// The route back (route.h: our own address or a subnet broadcast as the
+// source, a route not through the interface, an unknown neighbour) is
+// looked up after the rewrite, by the parse path: such a query goes to the
+// hidden port, where the kernel decides as it would at the game port
+// (drops a martian source, or delivers it to the socket path).
+//
+// The socket path's replies leave from the hidden port: a tcx egress
+// program on the [xdp] interfaces (bpf/divert_tc.c, an object of its own)
+// sets their source port back to the game port, with bpf_l4_csum_replace
+// (which leaves a CHECKSUM_PARTIAL sum alone: a GSO batch is rewritten
+// once, before it is cut), as sqredirect does. A port rewrite rather than
+// a raw socket for the replies: the socket path's sends (sendmmsg, UDP
+// GSO, its budgets and counters) stay as they are, the kernel keeps
+// fragmenting, routing and resolving neighbours, and nothing in user space
+// needs CAP_NET_RAW; a rewrite rather than NAT (nftables): conntrack would
+// tie the client's later game traffic to the redirect (sqproxy's warning).
+// Stale means silence here too: a claimed query is dropped by the program
+// or reaches the silent socket path, never the game server. The
+// [upstream] poll of the game server (its own address or loopback, from
+// the host itself) is delivered locally and never crosses an interface's
+// XDP hook: it is not diverted. Replies whose route back leaves through an
+// interface not in [xdp] interfaces are not rewritten: list every
+// interface the game server's traffic uses.
+//
+// Divert needs the fast path: without [xdp] interfaces the config is
+// refused; when the program or the egress program cannot be attached
+// (no CAP_BPF / CAP_NET_ADMIN, tcx needs Linux 6.6) the start is refused
+// with the reason and the alternative, relay mode: a divert that silently
+// did nothing would leave the game server answering every query. Counted
+// in queryd_xdp_diverted_total{result} (xdp, socket, dropped, passed; per
+// server: the divert entry's server index, 0 in a single-server config)
+// and queryd_xdp_divert_rewritten_total (egress rewrites; a GSO batch
+// counts once). A divert address change needs a restart. Without divert the
+// hook costs every frame one array read (divert_on); with it, a hash lookup
+// of the destination. The verifier's work on the program about doubles
+// (queryd_xdp: 98,510 → 199,029 instructions processed, of its 1,000,000;
+// the object 15,931 → 17,387 instructions).
+//
 // # Attaching
 //
 // [xdp] interfaces = ["eth0"] (empty, the default: off) and mode = "native"
@@ -229,7 +287,8 @@
 //
 // # Building
 //
-// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination) and
+// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination; bpf/divert.h
+// runs before it) and
 // hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
 // quake3.h, sqp.h, bedrock.h, sagl.h; challenge.h makes a challenge from a
 // module's template); the other headers hold one concern each: consts.h and
