@@ -81,6 +81,7 @@ type Config struct {
 // Listen is [listen]: the UDP sockets.
 type Listen struct {
 	UDP        AddrPorts   `toml:"udp"`         // addresses; "0.0.0.0:27015", "[::]:27015"
+	Divert     AddrPorts   `toml:"divert"`      // stock game servers' addresses whose queries XDP takes (daemon/divert.go)
 	Socket     SocketLayer `toml:"socket"`      // socket layer; "" picks batch on Linux
 	Workers    int         `toml:"workers"`     // sockets (batch) or goroutines (portable) per address; 0: one per CPU
 	RecvBuffer ByteSize    `toml:"recv_buffer"` // SO_RCVBUF; 0 keeps the system default
@@ -350,6 +351,7 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 			errs.Add(keyPart(name), "unknown table%s", nearest.Hint(name, c.tableNames()))
 		}
 	}
+	c.divertOnly(md)
 	for _, k := range md.Undecoded() {
 		known := core[k[0]] != nil || c.Section(k[0]) != nil // else reported as an unknown table
 		if known && len(k) > 1 && !isReported(*errs, k[0]+"."+keyPart(k[1])) {
@@ -426,6 +428,7 @@ func (c *Config) Warnings() []string {
 		}
 	}
 	w = append(w, c.upstreamWarnings()...)
+	w = append(w, c.divertWarnings()...)
 	return append(w, c.relayWarnings()...)
 }
 

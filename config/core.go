@@ -14,9 +14,10 @@ import (
 )
 
 func (c *Config) validateListen(errs *Errors) {
-	if len(c.Listen.UDP) == 0 && !isReported(*errs, "listen.udp") { // not when every element is bad
+	if len(c.Listen.UDP) == 0 && len(c.Listen.Divert) == 0 && !isReported(*errs, "listen.udp") { // not when every element is bad
 		errs.Add("listen.udp", "at least one address is needed")
 	}
+	c.validateDivert(errs)
 	if c.Listen.Workers < 0 || c.Listen.Workers > 256 {
 		errs.Add("listen.workers", "want 0 (one per CPU) to 256, got %d", c.Listen.Workers)
 	}

@@ -328,6 +328,7 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	var errs Errors
 	errors.As(err, &errs)
 	c.serverName = name
+	errs = c.divertHostErrors(errs, b.h.Main, b.h.Path) // [xdp] is the main file's
 	errs = append(errs, c.hostWideErrors(b.h.Path)...)
 	if c.Feed.Socket == "" && len(c.FeedSocket()) > 107 {
 		errs.Add("feed.socket", "the default path %s is too long for a Unix socket (at most 107 bytes): set one", c.FeedSocket())

@@ -21,12 +21,17 @@ type Binder interface {
 	Binds() []Bind
 }
 
-// Binds returns every address the server c listens on: [listen] udp,
-// [feed] http and the modules' (Binder).
+// Binds returns every address the server c listens on or takes: [listen]
+// udp, [listen] divert (the stock game server's port, whose queries the
+// server takes: no other server may divert or listen on it), [feed] http
+// and the modules' (Binder).
 func (c *Config) Binds() []Bind {
 	var bs []Bind
 	for i, ap := range c.Listen.UDP {
 		bs = append(bs, Bind{Key: fmt.Sprintf("listen.udp[%d]", i), Network: "udp", Addr: ap})
+	}
+	for i, ap := range c.Listen.Divert {
+		bs = append(bs, Bind{Key: fmt.Sprintf("listen.divert[%d]", i), Network: "udp", Addr: ap})
 	}
 	if c.Feed.HTTP.IsValid() {
 		bs = append(bs, Bind{Key: "feed.http", Network: "tcp", Addr: c.Feed.HTTP})

@@ -17,7 +17,7 @@ func (s *Server) env(c *config.Config, name string) module.Env {
 		Now:       s.host.clock.Now,
 		Log:       s.log.With("protocol", name),
 		Registry:  s.reg,
-		Listen:    c.Listen.UDP,
+		Listen:    gameListen(c),
 		Base:      c.ServerDoc,
 		Subscribe: s.store.Subscribe,
 		Stale:     s.silence.silent,

@@ -86,7 +86,17 @@ func (d *Daemon) apply(spec *hostSpec) {
 			gone = append(gone, s)
 		}
 	}
-	d.setFastServers(next) // the new ones attached before they start; the removed ones' frames pass before their sockets close
+	// the new ones attached before they start; the removed ones' frames
+	// (and divert addresses) pass before their sockets close
+	if refused := d.setFastServers(next); len(refused) > 0 {
+		next, fresh = without(next, refused), without(fresh, refused)
+		for s, err := range refused {
+			s.log.Error("SIGHUP: server cannot start", "file", s.path, "err", err)
+			s.remove()
+			down = append(down, downServer{name: s.name, path: s.path, err: err})
+		}
+		d.setFastServers(next)
+	}
 	d.mu.Lock()
 	if d.started {
 		for _, s := range fresh {
@@ -147,6 +157,17 @@ func modulesOf(mods []Module) []config.Module {
 	out := make([]config.Module, len(mods))
 	for i, m := range mods {
 		out[i] = m
+	}
+	return out
+}
+
+// without is servers less those in drop, in order.
+func without(servers []*Server, drop map[*Server]error) []*Server {
+	var out []*Server
+	for _, s := range servers {
+		if _, ok := drop[s]; !ok {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -42,6 +42,9 @@ type Server struct {
 	// fast is the host's XDP fast path while it answers for this server
 	// (set before the server starts).
 	fast *xdp.FastPath
+	// divert is the server's [listen] divert in the fast path (nil
+	// without; daemon/divert.go).
+	divert *xdp.Divert
 	// page is the status page's sampler (nil when the admin listener is
 	// off); the host samples every server in one tick.
 	page *status.Sampler
@@ -150,6 +153,7 @@ func (s *Server) remove() {
 // registry after the stop).
 func (s *Server) stop() {
 	s.once.Do(func() {
+		s.closeDivert()               // before its sockets close: the queries reach the game server again
 		for _, p := range s.pending { // made but never started
 			closePart(p)
 		}

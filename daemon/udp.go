@@ -40,7 +40,7 @@ func (s *Server) newUDP() (part, error) {
 	}
 	c := s.cfg
 	rc := responder.Config{
-		Listen:     c.Listen.UDP,
+		Listen:     listenOf(c),
 		Socket:     string(c.Listen.Socket),
 		Workers:    c.Listen.Workers,
 		RecvBuffer: int(c.Listen.RecvBuffer),

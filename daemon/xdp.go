@@ -31,13 +31,36 @@ func (d *Daemon) newXDP() (part, error) {
 		Servers:    xdpServers(servers),
 	})
 	if err != nil {
+		if !d.multi.Load() {
+			if err := anyDivertRefused(servers, err); err != nil {
+				return nil, err
+			}
+		} else if err := d.refuseDivert(servers, err); err != nil {
+			return nil, err
+		}
 		d.log.Warn("XDP fast path off: serving on the socket path only", "interfaces", c.Interfaces, "err", err)
 		return nil, nil
 	}
+	refused := map[*Server]error{}
 	for _, s := range servers {
 		if err := s.attachFast(f); err != nil {
+			if !d.multi.Load() || len(s.config().Listen.Divert) == 0 {
+				closePart(f)
+				return nil, err
+			}
+			refused[s] = err
+		}
+	}
+	if len(refused) > 0 { // a host of several: those servers down, the others run
+		d.downed(refused)
+		if len(d.running()) == 0 {
 			closePart(f)
-			return nil, err
+			for _, err := range refused {
+				return nil, err
+			}
+		}
+		if err := f.SetServers(xdpServers(d.running())); err != nil {
+			d.log.Error("XDP fast path: servers", "err", err)
 		}
 	}
 	d.fast = f
@@ -80,7 +103,7 @@ func (s *Server) attachFast(f *xdp.FastPath) error {
 	s.fast = f
 	s.udp.AddCounts(f.CountsOf(s.name))
 	f.SetProtocols(s.name, protocolsOf(s.protos))
-	return nil
+	return s.attachDivert(f)
 }
 
 // fastSources hands over the sources the program answered or dropped for
@@ -93,10 +116,18 @@ func (s *Server) fastSources(dst []responder.SourceCount) []responder.SourceCoun
 }
 
 // setFastServers makes servers the program's (reloadMu held): added ones
-// attached, removed ones' frames passed to the socket path.
-func (d *Daemon) setFastServers(servers []*Server) {
+// attached, removed ones' frames passed to the socket path. It returns
+// the added servers with [listen] divert that could not take it (without
+// the fast path, all of them), each with why: they must not start.
+func (d *Daemon) setFastServers(servers []*Server) map[*Server]error {
+	refused := map[*Server]error{}
 	if d.fast == nil {
-		return
+		for _, s := range servers {
+			if err := divertRefused(s.config(), errNoFastPath); err != nil && s.divert == nil {
+				refused[s] = err
+			}
+		}
+		return refused
 	}
 	if err := d.fast.SetServers(xdpServers(servers)); err != nil {
 		d.log.Error("XDP fast path: servers", "err", err)
@@ -105,9 +136,13 @@ func (d *Daemon) setFastServers(servers []*Server) {
 		if s.fast == nil {
 			if err := s.attachFast(d.fast); err != nil {
 				s.log.Error("XDP fast path: server not attached", "err", err)
+				if len(s.config().Listen.Divert) > 0 {
+					refused[s] = err
+				}
 			}
 		}
 	}
+	return refused
 }
 
 // xdpModes are [xdp] mode's values as package xdp names them (config
@@ -148,4 +183,41 @@ func (s *Server) pathLimits(c *config.Config) responder.Limits {
 		return shareLimits(limitsOf(c))
 	}
 	return limitsOf(c)
+}
+
+// refuseDivert, for a host of several servers started without the fast
+// path (why), stops the servers with [listen] divert and reports them down;
+// it fails only when no server is left.
+func (d *Daemon) refuseDivert(servers []*Server, why error) error {
+	refused := map[*Server]error{}
+	for _, s := range servers {
+		if err := divertRefused(s.config(), why); err != nil {
+			refused[s] = fmt.Errorf("server %s: %w", s.name, err)
+		}
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	d.downed(refused)
+	if len(d.running()) == 0 {
+		for _, err := range refused {
+			return err
+		}
+	}
+	return nil
+}
+
+// downed stops the servers of refused (made, not started) at the host's
+// start and reports each down with its reason.
+func (d *Daemon) downed(refused map[*Server]error) {
+	d.mu.Lock()
+	d.servers = without(d.servers, refused)
+	for s, err := range refused {
+		d.down = append(d.down, downServer{name: s.name, path: s.path, err: err})
+	}
+	d.mu.Unlock()
+	for s, err := range refused {
+		s.log.Error("server cannot start", "file", s.path, "err", err)
+		s.remove()
+	}
 }

@@ -181,8 +181,9 @@
 // issued is good at another of the same host. SetServers adds and removes
 // servers by name on SIGHUP: a removed server's frames pass to the socket
 // path at once (its destinations go, its config is disabled, its tables
-// cleared). The value of dests has room for issue 27's divert
-// (divert_port, flags).
+// cleared). Divert (below) keeps its own table, keyed by the game
+// server's address and port, whose entries carry the server's index; the
+// value of dests keeps room for it (divert_port, flags), unused.
 //
 // # Maps and updates
 //
@@ -220,6 +221,81 @@
 // malformed, vlan, no_route), queryd_xdp_resize_failed_total,
 // queryd_xdp_reply_updates_total.
 //
+// # Divert
+//
+// [listen] divert = ["ADDR:PORT"] names a stock game server's address
+// that queryd does not bind: the game server keeps its port and sees its
+// players' real addresses, and the program takes only the queries
+// (bpf/divert.h, before the parse path). Per divert address queryd binds
+// a port of the kernel's choosing on the same address (the hidden port,
+// one of the listen table's), and the program's divert table (divert_map:
+// address and port → hidden port, server index, the protocols on) sends:
+//
+//	a datagram a protocol on claims (its module's Claims)  its destination port rewritten to the hidden port (the UDP
+//	                                                        checksum fixed), then the parse path as for a listen address:
+//	                                                        answered in the driver (the reply's source port put back to
+//	                                                        the game port), dropped (stale, a budget, deny), or passed
+//	                                                        to queryd's socket on the hidden port (a reply of several
+//	                                                        datagrams, a Quake 3 challenge argument, A2S GETCHALLENGE)
+//	anything else (game traffic, Quake 3 getchallenge and   XDP_PASS untouched: same source address and port, same
+//	connect, A2S 0x71, a protocol that is off)              bytes, to the game server
+//	a frame the kernel's checks refuse (strict.h)           XDP_PASS untouched (not for this host: the kernel decides)
+//
+// The route back (route.h: our own address or a subnet broadcast as the
+// source, a route not through the interface, an unknown neighbour) is
+// looked up after the rewrite, by the parse path: such a query goes to the
+// hidden port, where the kernel decides as it would at the game port
+// (drops a martian source, or delivers it to the socket path).
+//
+// The socket path's replies leave from the hidden port: a tcx egress
+// program on the [xdp] interfaces (bpf/divert_tc.c, an object of its own)
+// sets their source port back to the game port, with bpf_l4_csum_replace
+// (which leaves a CHECKSUM_PARTIAL sum alone: a GSO batch is rewritten
+// once, before it is cut), as sqredirect does. A port rewrite rather than
+// a raw socket for the replies: the socket path's sends (sendmmsg, UDP
+// GSO, its budgets and counters) stay as they are, the kernel keeps
+// fragmenting, routing and resolving neighbours, and nothing in user space
+// needs CAP_NET_RAW; a rewrite rather than NAT (nftables): conntrack would
+// tie the client's later game traffic to the redirect (sqproxy's warning).
+// Stale means silence here too: a claimed query is dropped by the program
+// or reaches the silent socket path, never the game server. The
+// [upstream] poll of the game server (its own address or loopback, from
+// the host itself) is delivered locally and never crosses an interface's
+// XDP hook: it is not diverted. Replies whose route back leaves through an
+// interface not in [xdp] interfaces are not rewritten: list every
+// interface the game server's traffic uses.
+//
+// Divert needs the fast path: without [xdp] interfaces the config is
+// refused; when the program or the egress program cannot be attached
+// (no CAP_BPF / CAP_NET_ADMIN, tcx needs Linux 6.6) the start is refused
+// with the reason and the alternative, relay mode: a divert that silently
+// did nothing would leave the game server answering every query. Counted
+// in queryd_xdp_diverted_total{result} (xdp, socket, dropped, passed; per
+// server: the divert entry's server index, its server="NAME" series)
+// and queryd_xdp_divert_rewritten_total (egress rewrites, host-wide: one
+// egress program; a GSO batch counts once). A divert address change needs
+// a restart.
+//
+// In host mode divert is per server (FastPath.Divert(server, addrs)):
+// each server's divert addresses carry its index in the per-destination
+// tables, its protocols (SetProtocols(server) rewrites their mask) and its
+// counters; the egress program is loaded with the first and kept until
+// the fast path closes. A server that stops on SIGHUP (its file removed)
+// releases its divert addresses before its sockets close, and SetServers'
+// removal of a server drops them too: its game server's queries reach it
+// again. An address another server diverts is refused (config refuses it
+// first: a divert address is occupied like a listen address). The checks
+// (strict.h) of a diverted frame use its hidden port's destination in
+// dests: the server's bound address on that interface. Without divert the
+// hook costs every frame one array read (divert_on); with it, a hash lookup
+// of the destination. The verifier's work on the program about doubled
+// with divert in the one-server program (queryd_xdp: 98,510 → 199,029
+// instructions processed, of its 1,000,000); with host mode's program,
+// where the parse path (handle) and divert_in are functions of their own
+// (inlined together their frames passed the 512 bytes of stack), the
+// device-bound program takes 151,845 (11,174 instructions after
+// translation).
+//
 // # Attaching
 //
 // [xdp] interfaces = ["eth0"] (empty, the default: off) and mode = "native"
@@ -235,7 +311,8 @@
 //
 // # Building
 //
-// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination) and
+// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination; bpf/divert.h
+// runs before it) and
 // hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
 // quake3.h, sqp.h, bedrock.h, sagl.h; challenge.h makes a challenge from a
 // module's template); the other headers hold one concern each: consts.h and

@@ -55,6 +55,8 @@ type FastPath struct {
 	updates   uint64 // reply publications, all servers
 	closed    bool
 	closeErr  error
+
+	dv divertHost // [listen] divert (divert_linux.go)
 }
 
 // attached is one interface the program is attached to.
@@ -432,6 +434,9 @@ func (f *FastPath) close() error {
 	}
 	f.closed = true
 	var errs []error
+	if err := f.divertClose(); err != nil {
+		errs = append(errs, fmt.Errorf("divert: %w", err))
+	}
 	for _, a := range f.links {
 		if err := a.link.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("detach %s: %w", a.name, err))

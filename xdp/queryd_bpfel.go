@@ -81,6 +81,35 @@ type querydDestkey struct {
 	Addr    [16]uint8
 }
 
+type querydDivertCount struct {
+	_ structs.HostLayout
+	N [4]uint64
+}
+
+type querydDivertKey struct {
+	_    structs.HostLayout
+	Addr [16]uint8
+	Port uint16
+	Pad  uint16
+}
+
+type querydDivertResult uint32
+
+const (
+	querydDivertResultDIVERT_XDP     querydDivertResult = 0
+	querydDivertResultDIVERT_SOCKET  querydDivertResult = 1
+	querydDivertResultDIVERT_DROPPED querydDivertResult = 2
+	querydDivertResultDIVERT_PASSED  querydDivertResult = 3
+	querydDivertResultNDIVERT        querydDivertResult = 4
+)
+
+type querydDivertVal struct {
+	_      structs.HostLayout
+	Hidden uint16
+	Server uint8
+	Protos uint8
+}
+
 type querydIfaceFlags uint32
 
 const (
@@ -210,6 +239,10 @@ const (
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
 	querydMapDests         = "dests"
+	querydMapDivertMap     = "divert_map"
+	querydMapDivertOn      = "divert_on"
+	querydMapDivertScratch = "divert_scratch"
+	querydMapDivertStats   = "divert_stats"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
 	querydMapPorts         = "ports"
@@ -274,20 +307,24 @@ type querydProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
-	Bedrate      *ebpf.MapSpec `ebpf:"bedrate"`
-	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
-	Deny         *ebpf.MapSpec `ebpf:"deny"`
-	Dests        *ebpf.MapSpec `ebpf:"dests"`
-	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
-	Perip        *ebpf.MapSpec `ebpf:"perip"`
-	Ports        *ebpf.MapSpec `ebpf:"ports"`
-	Q3rate       *ebpf.MapSpec `ebpf:"q3rate"`
-	Replies      *ebpf.MapSpec `ebpf:"replies"`
-	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
-	Routes       *ebpf.MapSpec `ebpf:"routes"`
-	Sources      *ebpf.MapSpec `ebpf:"sources"`
-	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
-	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
+	Bedrate       *ebpf.MapSpec `ebpf:"bedrate"`
+	ConfigMap     *ebpf.MapSpec `ebpf:"config_map"`
+	Deny          *ebpf.MapSpec `ebpf:"deny"`
+	Dests         *ebpf.MapSpec `ebpf:"dests"`
+	DivertMap     *ebpf.MapSpec `ebpf:"divert_map"`
+	DivertOn      *ebpf.MapSpec `ebpf:"divert_on"`
+	DivertScratch *ebpf.MapSpec `ebpf:"divert_scratch"`
+	DivertStats   *ebpf.MapSpec `ebpf:"divert_stats"`
+	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
+	Perip         *ebpf.MapSpec `ebpf:"perip"`
+	Ports         *ebpf.MapSpec `ebpf:"ports"`
+	Q3rate        *ebpf.MapSpec `ebpf:"q3rate"`
+	Replies       *ebpf.MapSpec `ebpf:"replies"`
+	RepliesEmpty  *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes        *ebpf.MapSpec `ebpf:"routes"`
+	Sources       *ebpf.MapSpec `ebpf:"sources"`
+	StatsMap      *ebpf.MapSpec `ebpf:"stats_map"`
+	Unproven      *ebpf.MapSpec `ebpf:"unproven"`
 }
 
 // querydVariableSpecs contains global variables before they are loaded into the kernel.
@@ -316,20 +353,24 @@ func (o *querydObjects) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
-	Bedrate      *ebpf.Map `ebpf:"bedrate"`
-	ConfigMap    *ebpf.Map `ebpf:"config_map"`
-	Deny         *ebpf.Map `ebpf:"deny"`
-	Dests        *ebpf.Map `ebpf:"dests"`
-	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
-	Perip        *ebpf.Map `ebpf:"perip"`
-	Ports        *ebpf.Map `ebpf:"ports"`
-	Q3rate       *ebpf.Map `ebpf:"q3rate"`
-	Replies      *ebpf.Map `ebpf:"replies"`
-	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
-	Routes       *ebpf.Map `ebpf:"routes"`
-	Sources      *ebpf.Map `ebpf:"sources"`
-	StatsMap     *ebpf.Map `ebpf:"stats_map"`
-	Unproven     *ebpf.Map `ebpf:"unproven"`
+	Bedrate       *ebpf.Map `ebpf:"bedrate"`
+	ConfigMap     *ebpf.Map `ebpf:"config_map"`
+	Deny          *ebpf.Map `ebpf:"deny"`
+	Dests         *ebpf.Map `ebpf:"dests"`
+	DivertMap     *ebpf.Map `ebpf:"divert_map"`
+	DivertOn      *ebpf.Map `ebpf:"divert_on"`
+	DivertScratch *ebpf.Map `ebpf:"divert_scratch"`
+	DivertStats   *ebpf.Map `ebpf:"divert_stats"`
+	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
+	Perip         *ebpf.Map `ebpf:"perip"`
+	Ports         *ebpf.Map `ebpf:"ports"`
+	Q3rate        *ebpf.Map `ebpf:"q3rate"`
+	Replies       *ebpf.Map `ebpf:"replies"`
+	RepliesEmpty  *ebpf.Map `ebpf:"replies_empty"`
+	Routes        *ebpf.Map `ebpf:"routes"`
+	Sources       *ebpf.Map `ebpf:"sources"`
+	StatsMap      *ebpf.Map `ebpf:"stats_map"`
+	Unproven      *ebpf.Map `ebpf:"unproven"`
 }
 
 func (m *querydMaps) Close() error {
@@ -338,6 +379,10 @@ func (m *querydMaps) Close() error {
 		m.ConfigMap,
 		m.Deny,
 		m.Dests,
+		m.DivertMap,
+		m.DivertOn,
+		m.DivertScratch,
+		m.DivertStats,
 		m.LocalAddrs,
 		m.Perip,
 		m.Ports,

@@ -149,6 +149,7 @@ func (f *FastPath) freeIndexLocked() uint32 {
 func (f *FastPath) removeLocked(s *server) error {
 	delete(f.servers, s.cfg.Name)
 	f.byIndex[s.index] = nil
+	f.divertRemoved(s.cfg.Name) // its queries reach its game server again
 	var errs []error
 	if err := f.maps.ConfigMap.Put(s.index, &querydConfig{}); err != nil {
 		errs = append(errs, fmt.Errorf("server %s: config: %w", s.cfg.Name, err))
@@ -182,6 +183,9 @@ func (f *FastPath) SetProtocols(server string, ps []module.Protocol) {
 	if s := f.lookup(server); s != nil {
 		ps = append([]module.Protocol(nil), ps...)
 		s.protos.Store(&ps)
+		if err := f.divertProtocols(server, ps); err != nil {
+			f.log.Warn("divert: the protocols could not be written", "server", server, "err", err)
+		}
 		f.changed(s)
 	}
 }

@@ -308,10 +308,12 @@ func TestMetricsDocumented(t *testing.T) {
 	if len(names) < 10 {
 		t.Fatalf("only %d queryd_ metrics: %v", len(names), names)
 	}
-	// The XDP fast path's metrics are registered only while it is
-	// attached: their names come from its source.
-	for _, m := range xdpMetricName.FindAllStringSubmatch(readRepoFile(t, "xdp/metrics_linux.go"), -1) {
-		names = append(names, m[1])
+	// The XDP fast path's metrics (and divert's) are registered only while
+	// it is attached: their names come from its source.
+	for _, f := range []string{"xdp/metrics_linux.go", "xdp/divert_linux.go"} {
+		for _, m := range xdpMetricName.FindAllStringSubmatch(readRepoFile(t, f), -1) {
+			names = append(names, m[1])
+		}
 	}
 	doc := readRepoFile(t, "docs/metrics.md")
 	for _, n := range names {

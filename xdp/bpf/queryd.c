@@ -21,6 +21,7 @@
 
 #include "a2s.h"
 #include "bedrock.h"
+#include "divert.h"
 #include "gamespy4.h"
 #include "parsing.h"
 #include "quake3.h"
@@ -167,6 +168,20 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 	}
 }
 
+// handle_dev and handle_any are handle as a function of its own for each
+// program (divert.h's entry calls it; inlined, its frame and divert's
+// would pass the 512 bytes of stack): devbound stays a constant, so the
+// program for any device has no VLAN metadata call.
+static __noinline int handle_dev(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6)
+{
+	return handle(ctx, cur, eth, v6, 1);
+}
+
+static __noinline int handle_any(struct xdp_md *ctx, struct cursor *cur, struct ethhdr *eth, const int v6)
+{
+	return handle(ctx, cur, eth, v6, 0);
+}
+
 // entry dispatches on the ethertype: IPv4 and IPv6 (a frame with its VLAN
 // tag in band has another ethertype: passed).
 static __always_inline int entry(struct xdp_md *ctx, const int devbound)
@@ -176,9 +191,9 @@ static __always_inline int entry(struct xdp_md *ctx, const int devbound)
 	if (!eth)
 		return XDP_PASS;
 	if (eth->h_proto == bpf_htons(ETH_P_IP))
-		return handle(ctx, &cur, eth, 0, devbound);
+		return divert_entry(ctx, &cur, eth, 0, devbound);
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6))
-		return handle(ctx, &cur, eth, 1, devbound);
+		return divert_entry(ctx, &cur, eth, 1, devbound);
 	return XDP_PASS;
 }
 

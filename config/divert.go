@@ -1,0 +1,89 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/BurntSushi/toml"
+)
+
+// MaxDivert bounds [listen] divert (the XDP program's divert table holds
+// 64 for every server of a host).
+const MaxDivert = 8
+
+// divertNeeds is what divert needs, for the errors and `queryd check`.
+const divertNeeds = "divert needs [xdp] interfaces (the interfaces its queries arrive on), " +
+	"CAP_BPF and CAP_NET_ADMIN (or root) and Linux 6.6 or later; without them, front the game server in relay mode ([relay] upstream)"
+
+// validateDivert checks [listen] divert: specific addresses (the game
+// server's, where clients send), none also in [listen] udp, [xdp]
+// interfaces set, not with relay mode.
+func (c *Config) validateDivert(errs *Errors) {
+	d := c.Listen.Divert
+	if len(d) == 0 {
+		return
+	}
+	if len(d) > MaxDivert {
+		errs.Add("listen.divert", "at most %d addresses, got %d", MaxDivert, len(d))
+	}
+	for i, ap := range d {
+		k := fmt.Sprintf("listen.divert[%d]", i)
+		switch {
+		case ap.Addr().IsUnspecified() || ap.Port() == 0:
+			errs.Add(k, "want the game server's own address and port, such as \"203.0.113.5:27015\" (not a wildcard, not port 0), got %q", ap)
+		case ap.Addr().Is4In6():
+			errs.Add(k, "write an IPv4 address as a.b.c.d, got %q", ap)
+		}
+		for _, u := range c.Listen.UDP {
+			if u.Port() == ap.Port() && (u.Addr() == ap.Addr() || u.Addr().IsUnspecified()) {
+				errs.Add(k, "%q is also in [listen] udp (%q): the game server holds a divert port, queryd does not bind it", ap, u)
+			}
+		}
+	}
+	if len(c.XDP.Interfaces) == 0 {
+		errs.Add("listen.divert", "%s", divertNeeds)
+	}
+	if c.Relay.Upstream != "" {
+		errs.Add("listen.divert", "not with [relay] upstream: divert leaves the game server its port, relay mode takes it; pick one")
+	}
+}
+
+// DivertNeeds is what [listen] divert needs of the host (`queryd check`
+// and a refused start say it).
+func DivertNeeds() string { return divertNeeds }
+
+// divertOnly drops the default [listen] udp when [listen] divert is set
+// and udp is not: queryd then binds no public port of its own.
+func (c *Config) divertOnly(md toml.MetaData) {
+	if len(c.Listen.Divert) > 0 && !md.IsDefined("listen", "udp") {
+		c.Listen.UDP = nil
+	}
+}
+
+// divertWarnings says, for `queryd check`, what divert needs at start
+// that a config cannot show: the privileges and the kernel.
+func (c *Config) divertWarnings() []string {
+	if len(c.Listen.Divert) == 0 {
+		return nil
+	}
+	return []string{"listen.divert: queryd refuses to start unless the XDP fast path attaches: " + divertNeeds}
+}
+
+// divertHostErrors is errs of a server file (parsed without [xdp], which
+// is host-wide) with the [xdp] check made against the main file's instead:
+// host mode lays the main file's [xdp] over each server's after the parse.
+func (c *Config) divertHostErrors(errs Errors, main *Config, mainPath string) Errors {
+	if len(c.Listen.Divert) == 0 {
+		return errs
+	}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if e.Key == "listen.divert" && e.Reason == divertNeeds {
+			continue
+		}
+		out = append(out, e)
+	}
+	if len(main.XDP.Interfaces) == 0 {
+		out.Add("listen.divert", "%s (in the main file %s: [xdp] is host-wide)", divertNeeds, fileLabel(mainPath))
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// [listen] divert: accepted with [xdp] interfaces and nothing else in
+// [listen]; each misuse refused with its key and what divert needs.
+func TestDivertValidation(t *testing.T) {
+	const xdp = "[xdp]\ninterfaces = [\"eth0\"]\n"
+	cases := []struct {
+		name, toml, want string // want "": accepted
+	}{
+		{"alone", "[listen]\ndivert = [\"198.18.0.1:27015\"]\n" + xdp, ""},
+		{"beside udp", "[listen]\nudp = [\"198.18.0.1:27016\"]\ndivert = [\"198.18.0.1:27015\"]\n" + xdp, ""},
+		{"no xdp", "[listen]\ndivert = [\"198.18.0.1:27015\"]\n", "listen.divert: divert needs [xdp] interfaces"},
+		{"no xdp says relay", "[listen]\ndivert = [\"198.18.0.1:27015\"]\n", "relay mode ([relay] upstream)"},
+		{"wildcard", "[listen]\ndivert = [\"0.0.0.0:27015\"]\n" + xdp, "listen.divert[0]: want the game server's own address"},
+		{"port 0", "[listen]\ndivert = [\"198.18.0.1:0\"]\n" + xdp, "listen.divert[0]: want"},
+		{"also udp", "[listen]\nudp = [\"0.0.0.0:27015\"]\ndivert = [\"198.18.0.1:27015\"]\n" + xdp, "also in [listen] udp"},
+		{"with relay", "[listen]\nudp = [\"0.0.0.0:27016\"]\ndivert = [\"198.18.0.1:27015\"]\n[relay]\nupstream = \"127.0.0.1:27017\"\n" + xdp, "not with [relay] upstream"},
+		{"bad element", "[listen]\ndivert = [\"nope\"]\n" + xdp, "listen.divert[0]: want IP:PORT"},
+	}
+	for _, c := range cases {
+		cfg, err := Parse([]byte(c.toml))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want == "" && len(cfg.Listen.Divert) != 1:
+			t.Errorf("%s: divert %v", c.name, cfg.Listen.Divert)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+// queryd check says what divert needs (a warning: the config cannot show
+// the privileges).
+func TestDivertCheckSaysNeeds(t *testing.T) {
+	cfg, err := Parse([]byte("[listen]\ndivert = [\"198.18.0.1:27015\"]\n[xdp]\ninterfaces = [\"eth0\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "listen.divert: queryd refuses to start") || !strings.Contains(w, "CAP_BPF") || !strings.Contains(w, "relay mode") {
+		t.Errorf("warnings %q", w)
+	}
+	if len(cfg.Listen.UDP) != 0 {
+		t.Errorf("udp %v: the default should be dropped with divert alone", cfg.Listen.UDP)
+	}
+}
