@@ -3,12 +3,9 @@
 package responder
 
 import (
-	"time"
-
 	"encoding/binary"
 	"fmt"
 	"net/netip"
-	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -24,11 +21,6 @@ const (
 	sendIovCap  = 512 // datagrams per sendmmsg (a GSO message carries several)
 	ctrlSize    = 128 // control data per received datagram (pktinfo, overflow counter)
 	replyCtrlSz = 64  // control data per reply (pktinfo, UDP_SEGMENT)
-	// recvTimeout is how long a blocked receive waits at most: only a
-	// safety net, close's shutdown wakes it at once. Long, so that an idle
-	// socket costs no wake-ups (200 idle servers of a host, one loop each
-	// or more, woke 1,000 times a second at the former 200 ms).
-	recvTimeout = 10 * time.Second
 )
 
 var (
@@ -43,8 +35,8 @@ type mmsghdr struct {
 }
 
 // batchListener serves one address with one SO_REUSEPORT socket per worker,
-// each read outside the Go netpoller by a goroutine locked to its thread,
-// in batches: recvmmsg(MSG_WAITFORONE) in, sendmmsg out.
+// read outside the Go netpoller by the process's receive loops (reactor.go)
+// in batches: recvmmsg in, sendmmsg out.
 type batchListener struct {
 	addr    netip.AddrPort
 	v6      bool
@@ -52,6 +44,7 @@ type batchListener struct {
 	gso     atomic.Bool // multi-datagram answers leave as one UDP GSO send
 	started atomic.Bool
 	closing atomic.Bool
+	socks   []*rsock // the sockets' registrations with the receive loops, once started
 }
 
 func listenBatch(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
@@ -96,11 +89,6 @@ func openBatchSocket(ap netip.AddrPort, v6 bool, rcvbuf int) (int, error) {
 			return -1, fmt.Errorf("setsockopt %d/%d: %w", o[0], o[1], err)
 		}
 	}
-	tv := unix.NsecToTimeval(recvTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("SO_RCVTIMEO: %w", err)
-	}
 	if rcvbuf > 0 {
 		if err := setRecvBuffer(fd, rcvbuf); err != nil {
 			unix.Close(fd)
@@ -138,33 +126,45 @@ func (l *batchListener) localAddr() netip.AddrPort { return l.addr }
 
 func (l *batchListener) sender() Sender { return &fdSender{fd: l.fds[0], v6: l.v6} }
 
-// close wakes the receive loops (shutdown) and lets each close its socket;
-// sockets whose loop never started are closed here.
+// close hands the sockets back to their receive loops, which stop reading
+// them and close them (the socket set's wait group says when); sockets whose
+// loop never started are closed here.
 func (l *batchListener) close() {
 	if l.closing.Swap(true) {
 		return
 	}
-	for _, fd := range l.fds {
-		unix.Shutdown(fd, unix.SHUT_RD)
-		if !l.started.Load() {
+	if !l.started.Load() {
+		for _, fd := range l.fds {
 			unix.Close(fd)
 		}
+		return
+	}
+	for _, s := range l.socks {
+		s.loop.remove(s)
 	}
 }
 
+// start registers the sockets with the process's receive loops, each socket
+// of the address with a different loop.
 func (l *batchListener) start(set *socketSet, p pipeline) {
+	r, err := sharedReactor()
+	if err != nil {
+		set.cfg.Logger.Error("receive loops", "err", err)
+		return
+	}
 	l.started.Store(true)
-	for _, fd := range l.fds {
-		w := newBatchWorker(fd, set.cfg.MaxRequest)
-		w.gso = &l.gso
+	base := int(r.next.Add(1))
+	for i, fd := range l.fds {
+		loop := r.loops[(base+i)%len(r.loops)]
+		s := &rsock{fd: fd, l: l, p: p, ss: p.newSession(), back: l.sender(), gso: &l.gso, wg: &set.wg, loop: loop}
 		set.wg.Add(1)
-		go func() {
-			defer set.wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			defer unix.Close(fd)
-			w.run(p, l)
-		}()
+		if err := loop.add(s, set.cfg.MaxRequest); err != nil {
+			set.wg.Done()
+			set.cfg.Logger.Error("receive loop", "udp", l.addr.String(), "err", err)
+			unix.Close(fd)
+			continue
+		}
+		l.socks = append(l.socks, s)
 	}
 }
 
@@ -221,32 +221,40 @@ func (w *batchWorker) reset(n int) {
 	}
 }
 
-func (w *batchWorker) run(p pipeline, l *batchListener) {
-	ss := p.newSession()
-	back := l.sender()
-	for !l.closing.Load() {
+// serve reads socket s until it has nothing more to read (or rounds
+// batches, so that one busy socket cannot starve the loop's others) and
+// answers every datagram, the replies of each batch leaving in one sendmmsg.
+func (w *batchWorker) serve(s *rsock, rounds int) {
+	w.fd, w.gso, w.ovfl = s.fd, s.gso, s.ovfl
+	w.drain(s, rounds)
+	s.ovfl = w.ovfl
+}
+
+func (w *batchWorker) drain(s *rsock, rounds int) {
+	for ; rounds > 0; rounds-- {
 		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(w.fd), uintptr(unsafe.Pointer(&w.msgs[0])),
-			batchSize, unix.MSG_WAITFORONE, 0, 0)
+			batchSize, unix.MSG_DONTWAIT, 0, 0)
 		if e != 0 {
-			if e != unix.EAGAIN && e != unix.EINTR && !l.closing.Load() {
-				ss.stats.recvErr.Add(1)
+			if e != unix.EAGAIN && e != unix.EINTR {
+				s.ss.stats.recvErr.Add(1)
 			}
-			continue
+			return
 		}
 		n := int(r)
-		if n == 0 || l.closing.Load() {
-			// close's shutdown wakes recvmmsg with an empty message that
-			// keeps the last source's address: not a datagram.
-			continue
+		if n == 0 {
+			return
 		}
-		p.beginBatch(ss)
+		s.p.beginBatch(s.ss)
 		for i := 0; i < n; i++ {
-			w.handle(p, ss, i, back)
+			w.handle(s.p, s.ss, i, s.back)
 		}
-		w.countOverflow(ss, n)
-		ss.flush()
-		w.flush(ss)
+		w.countOverflow(s.ss, n)
+		s.ss.flush()
+		w.flush(s.ss)
 		w.reset(n)
+		if n < batchSize {
+			return
+		}
 	}
 }
 
