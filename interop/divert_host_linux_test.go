@@ -111,19 +111,7 @@ func TestDivertHost(t *testing.T) {
 	for name, game := range games {
 		stands[name] = startStandInNamed(t, n.ServerNS, game, "stand-in "+name)
 	}
-	d := StartDaemon(t, Options{
-		Netns:     n.ServerNS,
-		UDPAddr:   xdpUDP.String(),
-		Protocols: map[string]map[string]any{"a2s": nil},
-		Tables: map[string]map[string]any{
-			"xdp":     {"interfaces": []string{n.ServerIf}, "mode": "native"},
-			"servers": {"include": []string{"servers.d/*.toml"}},
-		},
-	})
-	dir := filepath.Dir(d.ConfigPath)
-	if err := os.Mkdir(filepath.Join(dir, "servers.d"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	d, dir := startXDPHost(t, n)
 	files := map[string]string{}
 	for name, game := range games {
 		files[name] = filepath.Join(dir, "servers.d", name+".toml")

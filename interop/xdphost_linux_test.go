@@ -23,19 +23,7 @@ import (
 // the token it checked is the one it issued for that client).
 func TestXDPHost(t *testing.T) {
 	n := netnstest.New(t)
-	d := StartDaemon(t, Options{
-		Netns:     n.ServerNS,
-		UDPAddr:   xdpUDP.String(),
-		Protocols: map[string]map[string]any{"a2s": nil},
-		Tables: map[string]map[string]any{
-			"xdp":     {"interfaces": []string{n.ServerIf}, "mode": "native"},
-			"servers": {"include": []string{"servers.d/*.toml"}},
-		},
-	})
-	dir := filepath.Dir(d.ConfigPath)
-	if err := os.Mkdir(filepath.Join(dir, "servers.d"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	d, dir := startXDPHost(t, n)
 	addrs := map[string]string{"main": xdpUDP.String()}
 	socks := map[string]string{"main": d.Socket}
 	for i, name := range []string{"second", "third"} {
@@ -105,4 +93,26 @@ func a2sName(t *testing.T, n *netnstest.Net, addr string) string {
 		return ""
 	}
 	return info.Name
+}
+
+// startXDPHost starts a queryd in n's server namespace answering A2S on
+// xdpUDP, with the XDP program on its interface and [servers] including
+// servers.d/*.toml beside its config (made empty); it returns the daemon
+// and the config's folder.
+func startXDPHost(t *testing.T, n *netnstest.Net) (*Daemon, string) {
+	t.Helper()
+	d := StartDaemon(t, Options{
+		Netns:     n.ServerNS,
+		UDPAddr:   xdpUDP.String(),
+		Protocols: map[string]map[string]any{"a2s": nil},
+		Tables: map[string]map[string]any{
+			"xdp":     {"interfaces": []string{n.ServerIf}, "mode": "native"},
+			"servers": {"include": []string{"servers.d/*.toml"}},
+		},
+	})
+	dir := filepath.Dir(d.ConfigPath)
+	if err := os.Mkdir(filepath.Join(dir, "servers.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return d, dir
 }
