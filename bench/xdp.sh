@@ -29,6 +29,7 @@
 # 27015+i); SPREAD=M (token load) adds the paths socket-spread and
 # xdp-spread, whose frames go to M servers (queryd-bench flood -ports M),
 # to compare with socket and xdp, which send to the first server only.
+# PATHS="xdp echo" runs only those paths (default: every path that applies).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -40,6 +41,7 @@ MODE=${MODE:-native}
 BASE=${BASE:-}
 HOST=${HOST:-0}
 SPREAD=${SPREAD:-0}
+PATHS=${PATHS:-"socket xdp echo base socket-spread xdp-spread"}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -229,6 +231,7 @@ results="$work/results"
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
 		for path in socket xdp echo base socket-spread xdp-spread; do
+			[[ " $PATHS " == *" $path "* ]] || continue
 			[ "$path" = echo ] && [ "$load" != spoof ] && continue
 			[ "$path" = base ] && { [ -z "$BASE" ] || [ "$load" != spoof ]; } && continue
 			[[ $path == *-spread ]] && { [ "$SPREAD" -eq 0 ] || [ "$load" != token ]; } && continue
