@@ -47,7 +47,7 @@ type FastPath struct {
 	mu        sync.Mutex         // guards what follows, shared by Serve, SetServers and a scrape
 	servers   map[string]*server // by name
 	byIndex   [maxServers]*server
-	drained   sourceBuf // DrainSources' batch buffer
+	drained   sourceBuf // DrainSources' batch buffers
 	lastNet   netState
 	lastDests map[querydDestkey]querydDest
 	lastPorts map[uint16]uint32
@@ -94,8 +94,9 @@ func New(cfg Config) (f *FastPath, err error) {
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapQ3rate].MaxEntries = tracked
 	spec.Maps[querydMapBedrate].MaxEntries = tracked
+	spec.Maps[querydMapDrainMap].Contents = []ebpf.MapKV{{Key: uint32(0), Value: querydDrain{Gen: 1}}}
 	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(),
-		kick: make(chan struct{}, 1), servers: map[string]*server{}}
+		kick: make(chan struct{}, 1), servers: map[string]*server{}, drained: sourceBuf{every: peerDrainEvery}}
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}

@@ -110,6 +110,12 @@ type querydDivertVal struct {
 	Protos uint8
 }
 
+type querydDrain struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Dirty uint32
+}
+
 type querydIfaceFlags uint32
 
 const (
@@ -150,6 +156,9 @@ type querydPeer struct {
 	Tat      uint64
 	RouteGen uint32
 	RouteOif uint32
+	Tok      uint64
+	CountGen [2]uint32
+	N        [2][6]uint32
 }
 
 type querydProto uint32
@@ -243,6 +252,7 @@ const (
 	querydMapDivertOn      = "divert_on"
 	querydMapDivertScratch = "divert_scratch"
 	querydMapDivertStats   = "divert_stats"
+	querydMapDrainMap      = "drain_map"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
 	querydMapPorts         = "ports"
@@ -315,6 +325,7 @@ type querydMapSpecs struct {
 	DivertOn      *ebpf.MapSpec `ebpf:"divert_on"`
 	DivertScratch *ebpf.MapSpec `ebpf:"divert_scratch"`
 	DivertStats   *ebpf.MapSpec `ebpf:"divert_stats"`
+	DrainMap      *ebpf.MapSpec `ebpf:"drain_map"`
 	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip         *ebpf.MapSpec `ebpf:"perip"`
 	Ports         *ebpf.MapSpec `ebpf:"ports"`
@@ -361,6 +372,7 @@ type querydMaps struct {
 	DivertOn      *ebpf.Map `ebpf:"divert_on"`
 	DivertScratch *ebpf.Map `ebpf:"divert_scratch"`
 	DivertStats   *ebpf.Map `ebpf:"divert_stats"`
+	DrainMap      *ebpf.Map `ebpf:"drain_map"`
 	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
 	Perip         *ebpf.Map `ebpf:"perip"`
 	Ports         *ebpf.Map `ebpf:"ports"`
@@ -383,6 +395,7 @@ func (m *querydMaps) Close() error {
 		m.DivertOn,
 		m.DivertScratch,
 		m.DivertStats,
+		m.DrainMap,
 		m.LocalAddrs,
 		m.Perip,
 		m.Ports,

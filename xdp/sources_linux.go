@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -13,16 +14,31 @@ import (
 )
 
 // The program counts the requests it answers or drops per source (IPv4
-// address or IPv6 /64, as the budgets see it) in the sources map, an LRU
-// hash of MAX_SOURCES (4,096) entries: under a flood from more sources
-// than that within a second the least recent are forgotten, as the socket
-// path's table forgets its least counted. DrainSources reads and empties
-// it.
+// address or IPv6 /64, as the budgets see it): in the source's budget
+// entry (perip, struct peer) once it has one, which costs the frame no
+// lookup of its own, and else (dropped before a reply: stale, denied, over
+// a packet rate) in the sources map, an LRU hash of MAX_SOURCES (4,096)
+// entries. Under a flood from more sources than the maps hold within a
+// second the least recent are forgotten, as the socket path's table
+// forgets its least counted. DrainSources reads and empties both.
 
-// sourceBuf is the drain's reused batch buffer.
+// peerBatch is how many budget entries one batch lookup reads.
+const peerBatch = 1024
+
+// peerDrainEvery is how often at most the budget entries are read: the
+// status page of each server asks once a second, the first of a round
+// reads every server's.
+const peerDrainEvery = 250 * time.Millisecond
+
+// sourceBuf is the drain's reused batch buffers and its period.
 type sourceBuf struct {
-	keys []querydSrckey
-	vals []querydSourceCount
+	keys  []querydSrckey
+	vals  []querydSourceCount
+	pkeys []querydSrckey
+	pvals []querydPeer
+	gen   uint32        // the drain period the program counts into (drain_map)
+	last  time.Time     // when the budget entries were last read
+	every time.Duration // peerDrainEvery (tests: 0)
 }
 
 // DrainSources appends the sources the program answered or dropped for
@@ -56,13 +72,14 @@ func (f *FastPath) DrainServerSources(server string, dst []responder.SourceCount
 	return dst
 }
 
-// drainLocked moves the sources map's entries to their servers' pending
-// lists (each at most the map's size: a server nobody drains keeps its
-// latest).
+// drainLocked moves the sources map's entries, and the finished period's
+// counts of the budget entries, to their servers' pending lists (each at
+// most the sources map's size: a server nobody drains keeps its latest).
 func (f *FastPath) drainLocked() {
 	if f.closed {
 		return
 	}
+	f.drainPeers()
 	b := &f.drained
 	n := int(f.maps.Sources.MaxEntries())
 	if b.keys == nil {
@@ -73,14 +90,7 @@ func (f *FastPath) drainLocked() {
 	for {
 		got, err := f.maps.Sources.BatchLookupAndDelete(&cursor, b.keys, b.vals, nil)
 		for i := range got {
-			s := f.serverAt(b.keys[i].Server)
-			if s == nil {
-				continue
-			}
-			if len(s.pending) >= n {
-				s.pending = s.pending[:copy(s.pending, s.pending[len(s.pending)-n/2:])]
-			}
-			s.pending = append(s.pending, sourceCountOf(b.keys[i].Ip, b.vals[i]))
+			f.addPending(b.keys[i], sourceCountOf(b.keys[i].Ip, b.vals[i].N[:]))
 		}
 		if err != nil {
 			if !errors.Is(err, ebpf.ErrKeyNotExist) {
@@ -89,6 +99,70 @@ func (f *FastPath) drainLocked() {
 			return
 		}
 	}
+}
+
+// drainPeers ends the program's drain period when it counted anything in
+// a budget entry since the last (the dirty flag), and moves the ended
+// period's counts to the pending lists: the program counts into the other
+// half of each entry from the new period on, so the ended half stays as
+// it is while it is read. At most once per peerDrainEvery.
+func (f *FastPath) drainPeers() {
+	b := &f.drained
+	now := time.Now()
+	if now.Sub(b.last) < b.every {
+		return
+	}
+	var d querydDrain
+	if err := f.maps.DrainMap.Lookup(uint32(0), &d); err != nil {
+		f.log.Debug("XDP: reading the drain period", "err", err)
+		return
+	}
+	if d.Dirty == 0 {
+		return
+	}
+	b.last = now
+	ended := d.Gen
+	next := querydDrain{Gen: ended + 1}
+	if next.Gen == 0 {
+		next.Gen = 1
+	}
+	if err := f.maps.DrainMap.Put(uint32(0), &next); err != nil {
+		f.log.Debug("XDP: starting a drain period", "err", err)
+		return
+	}
+	if b.pkeys == nil {
+		b.pkeys = make([]querydSrckey, peerBatch)
+		b.pvals = make([]querydPeer, peerBatch)
+	}
+	h := ended & 1
+	var cursor ebpf.MapBatchCursor
+	for {
+		got, err := f.maps.Perip.BatchLookup(&cursor, b.pkeys, b.pvals, nil)
+		for i := range got {
+			if v := &b.pvals[i]; v.CountGen[h] == ended {
+				f.addPending(b.pkeys[i], sourceCountOf(b.pkeys[i].Ip, v.N[h][:]))
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, ebpf.ErrKeyNotExist) {
+				f.log.Debug("XDP: draining the budget entries' counts", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// addPending adds one source's counts (by the program's outcomes) to its
+// server's pending list, unless it has none.
+func (f *FastPath) addPending(k querydSrckey, sc responder.SourceCount) {
+	s := f.serverAt(k.Server)
+	if s == nil || sc.Requests == 0 {
+		return
+	}
+	if n := int(f.maps.Sources.MaxEntries()); len(s.pending) >= n {
+		s.pending = s.pending[:copy(s.pending, s.pending[len(s.pending)-n/2:])]
+	}
+	s.pending = append(s.pending, sc)
 }
 
 // serverAt is the server of index i, or nil.
@@ -109,19 +183,20 @@ var sourceOutcome = func() (idx [len(outcomeLabel)]int) {
 	return idx
 }()
 
-// sourceCountOf is one entry of the sources map as the status page counts
-// sources: an IPv4-mapped key is the IPv4 address's /32, any other an
-// IPv6 /64.
-func sourceCountOf(k querydIpkey, v querydSourceCount) responder.SourceCount {
+// sourceCountOf is one source's counts by the program's outcomes (an
+// entry of the sources map, or a period of a budget entry) as the status
+// page counts sources: an IPv4-mapped key is the IPv4 address's /32, any
+// other an IPv6 /64.
+func sourceCountOf[T uint32 | uint64](k querydIpkey, counts []T) responder.SourceCount {
 	a := netip.AddrFrom16(k.B)
 	sc := responder.SourceCount{Source: netip.PrefixFrom(a, 64)}
 	if a.Is4In6() {
 		sc.Source = netip.PrefixFrom(a.Unmap(), 32)
 	}
-	for o, n := range v.N {
-		sc.Requests += n
+	for o, n := range counts {
+		sc.Requests += uint64(n)
 		if o < len(sourceOutcome) && sourceOutcome[o] >= 0 {
-			sc.Outcomes[sourceOutcome[o]] += n
+			sc.Outcomes[sourceOutcome[o]] += uint64(n)
 		}
 	}
 	return sc

@@ -26,7 +26,7 @@ func TestSourceCountOf(t *testing.T) {
 		netip.MustParseAddr("::ffff:198.18.0.2"): "198.18.0.2/32",
 		netip.MustParseAddr("fd00:5164:7864::"):  "fd00:5164:7864::/64",
 	} {
-		sc := sourceCountOf(querydIpkey{B: key.As16()}, v)
+		sc := sourceCountOf(querydIpkey{B: key.As16()}, v.N[:])
 		if sc.Source.String() != prefix || sc.Requests != 63 {
 			t.Errorf("%s: %s with %d requests, want %s with 63", key, sc.Source, sc.Requests, prefix)
 		}

@@ -15,10 +15,36 @@ static __always_inline struct stats *stats(__u32 server)
 // data: the program's stack has no room to spare).
 static const struct source_count no_counts = {};
 
-// count_source counts a request of source k with an outcome in the
-// sources map (a source not there yet, or forgotten, starts from 0).
-static __always_inline void count_source(const struct srckey *k, enum outcome out)
+// count_peer counts a request with an outcome in the source's budget
+// entry, in the current drain period's half (the first count of a period
+// clears the half: two CPUs doing so at once may lose a count).
+static __always_inline void count_peer(struct peer *p, enum outcome out)
 {
+	__u32 zero = 0;
+	struct drain *d = bpf_map_lookup_elem(&drain_map, &zero);
+	if (!d)
+		return;
+	__u32 gen = d->gen, h = gen & 1;
+	if (p->count_gen[h] != gen) {
+#pragma unroll
+		for (int i = 0; i < NOUT; i++)
+			p->n[h][i] = 0;
+		p->count_gen[h] = gen;
+	}
+	__sync_fetch_and_add(&p->n[h][out], 1);
+	if (!d->dirty)
+		d->dirty = 1;
+}
+
+// count_source counts a request of source k with an outcome: in its
+// budget entry p when it has one, else in the sources map (a source not
+// there yet, or forgotten, starts from 0).
+static __always_inline void count_source(const struct srckey *k, struct peer *p, enum outcome out)
+{
+	if (p) {
+		count_peer(p, out);
+		return;
+	}
 	struct source_count *sc = bpf_map_lookup_elem(&sources, k);
 	if (!sc) {
 		bpf_map_update_elem(&sources, k, &no_counts, BPF_NOEXIST);
@@ -43,7 +69,7 @@ static __noinline void count(const struct query *q, enum proto proto, enum outco
 	st->req[proto][out]++;
 	st->in[proto] += q->r.plen;
 	st->out[proto] += sent;
-	count_source(&q->s.key, out);
+	count_source(&q->s.key, q->peer, out);
 }
 
 // pass_to leaves a datagram to a listen address of server to the socket

@@ -126,10 +126,21 @@ struct {
 } routes SEC(".maps");
 
 // The requests of each source (IPv4 address or IPv6 /64) of each server
-// since package xdp last drained it: the status page's busiest sources.
+// since package xdp last drained it, where the source has no budget entry
+// yet (dropped before a reply: stale, denied, over Quake 3's or Bedrock's
+// packet rate); those with one are counted in it (struct peer). Together:
+// the status page's busiest sources.
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_SOURCES);
 	__type(key, struct srckey);
 	__type(value, struct source_count);
 } sources SEC(".maps");
+
+// The drain period of the per-source counts in perip (struct drain).
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct drain);
+} drain_map SEC(".maps");

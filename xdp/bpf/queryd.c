@@ -150,7 +150,13 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 		count(&q, proto, OUT_DENIED, 0);
 		return XDP_DROP;
 	}
-	q.now = bpf_ktime_get_ns();
+	// the coarse clock (the last tick's CLOCK_MONOTONIC, no clock source
+	// read): the stale deadline, the token epochs and the budgets' GCRAs
+	// are all far coarser than a tick
+	q.now = bpf_ktime_get_coarse_ns();
+	// the source's budget entry, once for the frame: its budget, route
+	// back, token and counts (0 for a source not seen yet: budget() makes it)
+	q.peer = bpf_map_lookup_elem(&perip, &q.s.key);
 	q.stale = q.now > q.c->fresh_until;
 	switch (proto) {
 	case PROTO_GS4:

@@ -143,7 +143,7 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 	__u32 size = body ? body->len : sm->len;
 	if (body && sizeof(struct udphdr) + l3 + size > q->c->mtu)
 		return pass(q); // the socket path fragments it
-	struct peer *p = bpf_map_lookup_elem(&perip, &q->s.key);
+	struct peer *p = q->peer;
 	int mirrored = 0;
 	if (!route_cached(q, v6, p)) {
 		int why = route_back(q, v6, &mirrored);
@@ -152,6 +152,7 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 	}
 	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
 	int ok = budget(q->c, &q->s, &p, q->now, size, amplifies);
+	q->peer = p;
 	if (mirrored && !v6 && p) { // found through the mirror: the reply goes to the request's MAC, as next time
 		p->route_oif = q->r.ifindex;
 		p->route_gen = q->c->route_gen;

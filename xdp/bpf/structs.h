@@ -36,14 +36,28 @@ struct config {
 	__u32 pad;
 };
 
-// One source's state at one server (perip): its byte budget, and the
+// One source's state at one server (perip): its byte budget, the
 // route back the program found for it, so that a source that asks again
 // skips the route check while nothing changed (IPv4 sources only: an IPv6
-// source's key is its /64, and the check is per address).
+// source's key is its /64, and the check is per address), and its
+// requests by outcome for the status page, in two halves: the drain
+// period drain_map's gen counts into half gen & 1, while package xdp reads
+// the other (one hash lookup per frame for the budget and the count).
 struct peer {
 	__u64 tat;       // the byte budget's theoretical arrival time
 	__u32 route_gen; // the config's route_gen when the route back was found good through route_oif (0: never)
 	__u32 route_oif;
+	__u64 tok;           // epoch << 32 | the source's token of that epoch (IPv4 sources; 0: none yet)
+	__u32 count_gen[2];  // the drain period each half of n counts (0: none yet)
+	__u32 n[2][NOUT];    // requests by outcome in the periods count_gen
+};
+
+// The drain period (drain_map's one entry): package xdp bumps gen when it
+// reads the sources, and the program sets dirty when it counts into a
+// peer (package xdp clears it: nothing to read in perip while it is 0).
+struct drain {
+	__u32 gen;   // never 0
+	__u32 dirty;
 };
 
 struct stats {
@@ -142,8 +156,9 @@ struct query {
 	const struct config *c;
 	__u8 *p;   // the UDP payload
 	void *end; // the frame's end
-	__u64 now; // bpf_ktime_get_ns
+	__u64 now; // bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC at the last tick)
 	int stale; // the feed is stale: drop what would be answered
+	struct peer *peer; // the source's budget entry (perip), looked up once; 0 for a source without one yet
 	struct req r;
 	struct src s;
 };

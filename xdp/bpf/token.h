@@ -71,10 +71,29 @@ static __always_inline __u64 epoch_now(const struct config *c, __u64 now)
 	return (now + c->wall_offset) / EPOCH_NS;
 }
 
+// token_of is the source's token of epoch e: from its budget entry when
+// it holds e's (an IPv4 source: its key is its address; one 64-bit word,
+// so that a CPU never reads one epoch with another's token), else computed
+// and kept there.
+static __always_inline __u32 token_of(const struct query *q, __u64 e)
+{
+	struct peer *p = q->peer;
+	int v4 = q->s.m0 == 0 && (__u32)q->s.m1 == 0xFFFF0000;
+	if (p && v4) {
+		__u64 kept = *(volatile __u64 *)&p->tok;
+		if (kept && (kept >> 32) == (__u32)e)
+			return (__u32)kept;
+	}
+	__u32 t = token(q->c->k0, q->c->k1, q->s.m0, q->s.m1, e);
+	if (p && v4)
+		*(volatile __u64 *)&p->tok = ((__u64)(__u32)e << 32) | t;
+	return t;
+}
+
 // current is the source's token of this epoch.
 static __always_inline __u32 current(const struct query *q)
 {
-	return token(q->c->k0, q->c->k1, q->s.m0, q->s.m1, epoch_now(q->c, q->now));
+	return token_of(q, epoch_now(q->c, q->now));
 }
 
 // valid reports whether tok is the source's current or previous token,
@@ -83,7 +102,7 @@ static __always_inline int valid(const struct query *q, __u32 tok, int gs4)
 {
 	const struct config *c = q->c;
 	__u64 e = epoch_now(c, q->now);
-	__u32 t = token(c->k0, c->k1, q->s.m0, q->s.m1, e);
+	__u32 t = token_of(q, e);
 	if (gs4)
 		t = gs4_wire(t);
 	if (t == tok)
