@@ -123,10 +123,15 @@
 // Tokens are challenge.Issuer's: SipHash-2-4 of the source address (an
 // IPv4-mapped IPv6 source is its IPv4 address) and the 30 s epoch, under the
 // daemon's key, which the daemon writes into the config map with the offset
-// between the wall clock and CLOCK_MONOTONIC (bpf_ktime_get_ns): the
-// program's epoch is user space's to within the 50 ms the offset is
-// refreshed in, and only a step of the wall clock moves it. The current and
-// the previous epoch are valid; the token is never 0 nor -1.
+// between the wall clock and CLOCK_MONOTONIC: the program's epoch is user
+// space's to within the 50 ms the offset is refreshed in plus one clock
+// tick (the program reads bpf_ktime_get_coarse_ns, the last tick's
+// CLOCK_MONOTONIC, which costs no clock source read; the deadlines and
+// budgets it times are all far coarser than a tick), and only a step of
+// the wall clock moves it. The current and the previous epoch are valid;
+// the token is never 0 nor -1. An IPv4 source's token of the current
+// epoch is kept in its budget entry (below), one 64-bit word with the
+// epoch, so that a source asking again costs no SipHash.
 //
 // The budgets are the responder's, with its defaults and semantics, kept in
 // the program: the per-IP byte budget ([limits] per_ip_rate, per_ip_burst)
@@ -199,11 +204,18 @@
 // query never sees half an update; the program's A2S_PLAYER reply may lag
 // the socket path's by up to one sync, 50 ms, after the second turns), perip,
 // q3rate and bedrate (LRU hashes), unproven (per CPU), stats_map (per-CPU
-// counters, by server), sources (an LRU hash of 4,096 sources of any
-// server, IPv4 address or IPv6 /64, with what the program answered or
-// dropped of each by outcome: DrainServerSources empties it once a second
-// into each server's status page's busiest sources, beside the socket
-// path's table). A reload ([limits], the
+// counters, by server), and the per-source counts of the status page's
+// busiest sources (IPv4 address or IPv6 /64, by outcome). A frame costs one
+// per-source lookup: perip's entry (struct peer) holds the source's byte
+// budget, its route back, its token and its counts, in two halves, one per
+// drain period (drain_map): the program counts into half gen & 1, and the
+// drain (once a second, at most every 250 ms, only when the program set
+// drain_map's dirty flag) starts the next period and reads the ended half of
+// every entry, which no CPU writes any more. A source dropped before it has
+// a budget entry (stale, denied, over a packet rate) is counted in sources,
+// an LRU hash of 4,096 sources of any server, which the drain empties.
+// Both go into each server's status page's busiest sources, beside the
+// socket path's table. A reload ([limits], the
 // protocol sections) re-publishes the maps without re-attaching; [xdp]
 // itself and [limits] tracked_ips need a restart.
 //
