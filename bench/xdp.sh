@@ -30,6 +30,10 @@
 # xdp-spread, whose frames go to M servers (queryd-bench flood -ports M),
 # to compare with socket and xdp, which send to the first server only.
 # PATHS="xdp echo" runs only those paths (default: every path that applies).
+# RATE=N offers N frames/s (paced) instead of as many as the generator can
+# send: every path then gets the same load, which it answers in full when
+# it can (HOST=50 SPREAD=50 RATE=150000: one server against 50 at the same
+# offered load, none saturated).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -42,6 +46,7 @@ BASE=${BASE:-}
 HOST=${HOST:-0}
 SPREAD=${SPREAD:-0}
 PATHS=${PATHS:-"socket xdp echo base socket-spread xdp-spread"}
+RATE=${RATE:-0}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -49,6 +54,7 @@ secs=${DURATION%s}
 [ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "DURATION must be 1s to 60s"; exit 1; }
 [ "$HOST" -ge 0 ] && [ "$HOST" -le 256 ] || { echo "HOST must be 0 to 256 servers"; exit 1; }
 [ "$SPREAD" -ge 0 ] && [ "$SPREAD" -le "$HOST" ] || { echo "SPREAD must be 0 to HOST"; exit 1; }
+[ "$RATE" -ge 0 ] && [ "$RATE" -le 10000000 ] || { echo "RATE must be 0 (unpaced) to 10000000 frames/s"; exit 1; }
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work=$(mktemp -d)
@@ -226,7 +232,7 @@ stop_queryd() {
 	qpid=""
 }
 
-echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
+echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" RATE=$RATE MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
 results="$work/results"
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
@@ -240,7 +246,7 @@ for run in $(seq 1 "$RUNS"); do
 			start_queryd "$path"
 			read -r t0 c0 < <(prog_ns "$qpid")
 			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" -ports "$ports" \
-				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -pid "$qpid")
+				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -rate "$RATE" -pid "$qpid")
 			read -r t1 c1 < <(prog_ns "$qpid")
 			stop_queryd
 			pns=0

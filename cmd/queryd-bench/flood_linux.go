@@ -46,11 +46,12 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Duration("warmup", time.Second, "time before the measurement")
 	threads := fs.Int("threads", 1, "sending threads")
 	pid := fs.Int("pid", 0, "the server's process, for its CPU time")
+	rate := fs.Int("rate", 0, "frames per second offered in all (0: as fast as the threads can send); paced in batches of 64")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, mode: *mode, sources: *sources,
-		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports})
+		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports, rate: *rate})
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd-bench flood:", err)
 		return 1
@@ -63,6 +64,7 @@ type floodOpts struct {
 	iface, dstMAC, target, mode, sources string
 	duration, warmup                     time.Duration
 	threads, pid, ports                  int
+	rate                                 int // frames/s in all; 0: unpaced
 }
 
 func flood(o floodOpts) (string, error) {
@@ -72,6 +74,9 @@ func flood(o floodOpts) (string, error) {
 	}
 	if o.duration <= 0 || o.duration+o.warmup > 2*time.Minute || o.threads < 1 || o.threads > 8 {
 		return "", errors.New("-duration plus -warmup at most 2 minutes, -threads 1 to 8")
+	}
+	if o.rate < 0 || o.rate > 10_000_000 {
+		return "", fmt.Errorf("-rate %d: want 0 (unpaced) to 10,000,000 frames/s", o.rate)
 	}
 	if o.ports < 1 || o.ports > 256 || int(dst.Port())+o.ports-1 > 65535 {
 		return "", fmt.Errorf("-ports %d: want 1 to 256, the last port at most 65535", o.ports)
@@ -124,7 +129,7 @@ func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass) (string,
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			errc <- sendLoop(fd, frames, i*len(frames)/o.threads, &sent, &stop)
+			errc <- sendLoop(fd, frames, i*len(frames)/o.threads, float64(o.rate)/float64(o.threads), &sent, &stop)
 		}(i)
 	}
 	time.Sleep(o.warmup)
@@ -198,8 +203,9 @@ type mmsghdr struct {
 }
 
 // sendLoop sends frames in batches of 64 with sendmmsg, starting at first,
-// until stop; ENOBUFS (a full device queue) is waited out.
-func sendLoop(fd int, frames [][]byte, first int, sent *atomic.Uint64, stop *atomic.Bool) error {
+// until stop; ENOBUFS (a full device queue) is waited out. With rate > 0
+// (frames/s) it sleeps before each batch that would run ahead of it.
+func sendLoop(fd int, frames [][]byte, first int, rate float64, sent *atomic.Uint64, stop *atomic.Bool) error {
 	const batch = 64
 	iov := make([]unix.Iovec, len(frames))
 	for i, f := range frames {
@@ -207,7 +213,13 @@ func sendLoop(fd int, frames [][]byte, first int, sent *atomic.Uint64, stop *ato
 		iov[i].SetLen(len(f))
 	}
 	msgs := make([]mmsghdr, batch)
+	start, mine := time.Now(), 0.0
 	for i := first; !stop.Load(); {
+		if rate > 0 {
+			if ahead := time.Duration(mine/rate*1e9) - time.Since(start); ahead > 0 {
+				time.Sleep(ahead)
+			}
+		}
 		for j := range msgs {
 			k := (i + j) % len(frames)
 			msgs[j].hdr.Iov = &iov[k]
@@ -221,6 +233,7 @@ func sendLoop(fd int, frames [][]byte, first int, sent *atomic.Uint64, stop *ato
 			return fmt.Errorf("sendmmsg: %w", errno)
 		}
 		sent.Add(uint64(n))
+		mine += float64(n)
 		i = (i + int(n)) % len(frames)
 	}
 	return nil
