@@ -42,7 +42,7 @@ type server struct {
 	lastDeny map[querydSrvdenykey]bool
 	denyFull bool // its deny list did not fit the program's trie: it passes all its queries
 	updates  uint64
-	pending  []responder.SourceCount // drained from the sources map, not yet taken
+	pending  []responder.SourceCount // drained from the budget entries and the sources map, not yet taken
 }
 
 // checkServers refuses more servers than the program's tables hold, a
