@@ -39,6 +39,12 @@ type Servers struct {
 // hostWide are the tables only the main file may have: the host's.
 var hostWide = []string{"admin", "log", "xdp", "servers"}
 
+// HostWide reports whether key (one of Config.RestartKeys) is one of the
+// host's tables: a change to it needs the process restarted, where a host
+// restarts a server alone for its own ([listen], [feed], [relay],
+// [upstream], the modules' restart keys).
+func HostWide(key string) bool { return slices.Contains(hostWide, key) }
+
 // Host is a main config file and the servers it runs.
 type Host struct {
 	Path    string       // the main file; "" for the embedded default or ParseHost

@@ -9,7 +9,13 @@ import (
 // its own: a new one starts that server, a removed one stops it (its
 // services' flatline, its sockets closed), a changed one reloads as below,
 // and one that fails to load keeps that server's running config (logged;
-// /healthz names it while it did not start).
+// /healthz names it while it did not start). In a host of several servers
+// ([servers]), a server whose change needs a restart ([listen], [feed],
+// [relay], [upstream], a module's restart key) is restarted alone: stopped
+// as if removed, then started on its new config, with no state until it is
+// fed again (or its game server polled); one that cannot start is down,
+// named by /healthz. The host's own tables still need the process
+// restarted.
 //
 // A server's reload: a config that fails to load (or whose [server] does
 // not fit the fed state) is logged and the running one kept. [server],
@@ -59,9 +65,14 @@ func (d *Daemon) apply(spec *hostSpec) {
 	for _, ss := range spec.servers {
 		named[ss.name] = true
 		if s := running[ss.name]; s != nil {
-			s.reload(ss.cfg, len(spec.servers))
-			next = append(next, s)
-			continue
+			keys := ownRestartKeys(ss.cfg, s.config())
+			if !spec.multi || len(keys) == 0 {
+				s.reload(ss.cfg, len(spec.servers))
+				next = append(next, s)
+				continue
+			}
+			s.log.Info("SIGHUP: restarting the server for its changed config", "keys", keys)
+			s.remove() // its sockets and feed closed before the new config binds them
 		}
 		if why, err := fitShare(ss.cfg, len(spec.servers)); err == nil && why != "" {
 			d.log.Warn("SIGHUP: server " + ss.name + ": " + why)
@@ -150,6 +161,18 @@ func (s *Server) reload(nc *config.Config, servers int) {
 		names[i] = p.name
 	}
 	s.log.Info("SIGHUP: config reloaded", "protocols", names)
+}
+
+// ownRestartKeys are the keys of a server's change from old to nc that
+// need it restarted and are its own, not the host's.
+func ownRestartKeys(nc, old *config.Config) []string {
+	var own []string
+	for _, k := range nc.RestartKeys(old) {
+		if !config.HostWide(k) {
+			own = append(own, k)
+		}
+	}
+	return own
 }
 
 // modulesOf returns the modules as the config sees them.

@@ -380,3 +380,82 @@ func TestHostMainBecomesHost(t *testing.T) {
 		t.Errorf("/healthz %d %v, want 200 naming main and extra", code, h)
 	}
 }
+
+// TestHostRestartsOneServer: in a host, a server file whose change needs a
+// restart ([listen] moved to another port, [feed] to another socket) restarts
+// that server alone on SIGHUP: it answers on its new port and takes its feed on
+// the new socket, its old port and socket are free; the other server keeps its
+// port, its feed connection and its fed state. A restart onto a port that is
+// taken leaves the server down, named by /healthz; fixing it and reloading
+// starts it.
+func TestHostRestartsOneServer(t *testing.T) {
+	path := writeHost(t, "alpha", "bravo")
+	dir := filepath.Dir(path)
+	d := startHost(t, path)
+	oldAlpha, oldSock := serverAddr(t, d, "alpha"), d.Server("alpha").FeedPath()
+	bravo := serverAddr(t, d, "bravo")
+	fb := feedServer(t, d, "bravo")
+	if _, err := fb.Replace(map[string]any{"name": "bravo fed", "map": "fed_map", "max_players": 8}); err != nil {
+		t.Fatal(err)
+	}
+	wantName(t, d, "bravo", "bravo fed")
+
+	port := freeUDPPort(t)
+	newSock := filepath.Join(dir, "alpha-new.sock")
+	b := strings.Replace(serverFile(dir, "alpha", ""), `udp = ["127.0.0.1:0"]`, fmt.Sprintf(`udp = ["127.0.0.1:%d"]`, port), 1)
+	b = strings.Replace(b, fmt.Sprintf("socket = %q", oldSock), fmt.Sprintf("socket = %q", newSock), 1)
+	os.WriteFile(filepath.Join(dir, "servers.d", "alpha.toml"), []byte(b), 0o600)
+	d.Reload()
+
+	if got := serverAddr(t, d, "alpha"); got != fmt.Sprintf("127.0.0.1:%d", port) {
+		t.Fatalf("alpha after the reload on %s, want 127.0.0.1:%d", got, port)
+	}
+	wantName(t, d, "alpha", "Server alpha")
+	if got := d.Server("alpha").FeedPath(); got != newSock {
+		t.Errorf("alpha's feed socket %s, want %s", got, newSock)
+	}
+	fa, err := feed.Dial(newSock)
+	if err != nil {
+		t.Fatalf("alpha's new feed socket: %v", err)
+	}
+	defer fa.Close()
+	if _, err := fa.Replace(map[string]any{"name": "alpha fed again", "map": "m", "max_players": 8}); err != nil {
+		t.Fatal(err)
+	}
+	wantName(t, d, "alpha", "alpha fed again")
+	if c, err := net.ListenPacket("udp", oldAlpha); err != nil {
+		t.Errorf("alpha's old port still held after its restart: %v", err)
+	} else {
+		c.Close()
+	}
+	if _, err := feed.Dial(oldSock); err == nil {
+		t.Error("alpha's old feed socket still accepts after its restart")
+	}
+	// bravo: the same port, its feed connection and its state kept
+	if got := serverAddr(t, d, "bravo"); got != bravo {
+		t.Errorf("bravo moved from %s to %s", bravo, got)
+	}
+	if _, err := fb.Patch(map[string]any{"map": "still_fed"}); err != nil {
+		t.Errorf("bravo's feed connection after alpha's restart: %v", err)
+	}
+	wantName(t, d, "bravo", "bravo fed")
+
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	moved := strings.Replace(b, fmt.Sprintf("127.0.0.1:%d", port), taken.LocalAddr().String(), 1)
+	os.WriteFile(filepath.Join(dir, "servers.d", "alpha.toml"), []byte(moved), 0o600)
+	d.Reload()
+	if code, _ := getJSON(t, d, "/healthz/alpha"); code != http.StatusServiceUnavailable {
+		t.Errorf("/healthz/alpha %d after a restart onto a taken port, want 503", code)
+	}
+	wantName(t, d, "bravo", "bravo fed")
+	taken.Close()
+	d.Reload()
+	wantName(t, d, "alpha", "Server alpha")
+	if code, _ := getJSON(t, d, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz %d after the port was freed, want 200", code)
+	}
+}
