@@ -66,9 +66,7 @@ func FromPong(p *Pong) map[string]any {
 	} else {
 		r.Add("bedrock_max_players", strconv.Itoa(st.MaxPlayers))
 	}
-	if st.Protocol >= 0 {
-		doc["protocol"] = module.DocNum(int64(st.Protocol))
-	} else {
+	if !module.DocSet(doc, "protocol", module.DocNum(int64(st.Protocol))) { // outside the state's range
 		r.Add("bedrock_protocol", strconv.Itoa(st.Protocol))
 	}
 	if st.IPv4Port > 0 && st.IPv4Port <= 65535 {

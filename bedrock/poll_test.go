@@ -50,6 +50,12 @@ func TestFromPongOddValues(t *testing.T) {
 				t.Errorf("%+v %v", s, r)
 			}
 		},
+		// a protocol past the state's int32 (found by FuzzFromPong): a rule
+		"MCPE;a;80000000000;v;0;1;": func(t *testing.T, s *state.Snapshot) {
+			if r := polltest.Rules(s); s.Protocol != 0 || r["bedrock_protocol"] != "80000000000" {
+				t.Errorf("protocol %d, rule %q", s.Protocol, r["bedrock_protocol"])
+			}
+		},
 	} {
 		p, err := ParsePong(pongOf(1, 1, status))
 		if err != nil {
