@@ -33,7 +33,8 @@
 # RATE=N offers N frames/s (paced) instead of as many as the generator can
 # send: every path then gets the same load, which it answers in full when
 # it can (HOST=50 SPREAD=50 RATE=150000: one server against 50 at the same
-# offered load, none saturated).
+# offered load, none saturated). WORKERS=N sets [listen] workers (sockets
+# per address) in every server's file (default: queryd's, one per CPU).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -47,6 +48,7 @@ HOST=${HOST:-0}
 SPREAD=${SPREAD:-0}
 PATHS=${PATHS:-"socket xdp echo base socket-spread xdp-spread"}
 RATE=${RATE:-0}
+WORKERS=${WORKERS:-}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -55,6 +57,9 @@ secs=${DURATION%s}
 [ "$HOST" -ge 0 ] && [ "$HOST" -le 256 ] || { echo "HOST must be 0 to 256 servers"; exit 1; }
 [ "$SPREAD" -ge 0 ] && [ "$SPREAD" -le "$HOST" ] || { echo "SPREAD must be 0 to HOST"; exit 1; }
 [ "$RATE" -ge 0 ] && [ "$RATE" -le 10000000 ] || { echo "RATE must be 0 (unpaced) to 10000000 frames/s"; exit 1; }
+[ -z "$WORKERS" ] || { [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 64 ]; } || { echo "WORKERS must be 1 to 64"; exit 1; }
+workers_line=""
+[ -n "$WORKERS" ] && workers_line="workers = $WORKERS"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work=$(mktemp -d)
@@ -102,6 +107,7 @@ config() { # $1: the [xdp] interfaces value
 [listen]
 udp = ["0.0.0.0:27015"]
 recv_buffer = "4MiB"
+$workers_line
 
 [feed]
 socket = "$work/feed.sock"
@@ -155,6 +161,7 @@ EOF
 [listen]
 udp = ["0.0.0.0:$((27015 + i))"]
 recv_buffer = "4MiB"
+$workers_line
 
 [feed]
 socket = "$work/$(printf 's%03d' "$i").sock"
@@ -232,7 +239,7 @@ stop_queryd() {
 	qpid=""
 }
 
-echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" RATE=$RATE MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
+echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" RATE=$RATE WORKERS=${WORKERS:-default} MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
 results="$work/results"
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
