@@ -39,7 +39,8 @@ func (e *LimitError) Error() string {
 // deeper than max, or the keys' depths add up to more than MaxKeyParts. It reads strings (basic, literal, multi-line), comments,
 // table headers, dotted keys, arrays and inline tables the way the decoder
 // does; on text that is not TOML it carries on leniently (the decoder
-// rejects it), never counting less than the decoder would nest. It uses
+// rejects it), never counting less than the decoder would nest (at most
+// twice as deep, for table names after an [[array of tables]]). It uses
 // memory bounded by max, not by the input.
 func checkDepth(data []byte, max int) error {
 	s := &depthScanner{data: data, line: 1, max: max}
@@ -71,6 +72,7 @@ type depthScanner struct {
 	st     int
 	vdepth int // the depth of a value starting here
 	parts  int // the depths of every key and header part so far, summed
+	arrays bool // an [[array of tables]] header was read: a later header's part may name one
 }
 
 func (s *depthScanner) run() error {
@@ -208,7 +210,10 @@ func (s *depthScanner) pop() {
 }
 
 // header reads a [table] or [[array of tables]] header and makes it the
-// current table.
+// current table. Once the file has an array of tables, each part of a
+// later header but its last counts two (its name and, should it be an
+// array of tables, its last table's position): the scanner keeps no list of
+// the arrays, so it counts as if each were one, at most twice the depth.
 func (s *depthScanner) header() error {
 	s.i++
 	array := s.i < len(s.data) && s.data[s.i] == '['
@@ -218,16 +223,16 @@ func (s *depthScanner) header() error {
 		extra = 1 // the array's position
 	}
 	s.key, s.nhead = s.key[:0], 0
-	segs := 0
+	d := 0
 	for {
 		if !s.segment(true) {
 			break
 		}
-		segs++
-		if segs+extra > s.max {
+		d++
+		if d+extra > s.max {
 			return s.tooDeep()
 		}
-		if err := s.count(segs + extra); err != nil {
+		if err := s.count(d + extra); err != nil {
 			return err
 		}
 		s.skipBlanks()
@@ -235,6 +240,9 @@ func (s *depthScanner) header() error {
 			break
 		}
 		s.i++
+		if s.arrays { // the part may be an array of tables: the name goes on in its last table
+			d++
+		}
 	}
 	if s.i < len(s.data) && s.data[s.i] == ']' {
 		s.i++
@@ -242,7 +250,8 @@ func (s *depthScanner) header() error {
 			s.i++
 		}
 	}
-	s.table, s.nhead = segs+extra, len(s.key)
+	s.table, s.nhead = d+extra, len(s.key)
+	s.arrays = s.arrays || array
 	return nil
 }
 
