@@ -70,8 +70,8 @@ type depthScanner struct {
 	key    []string // the current table's name and the top-level key being read, for errors
 	nhead  int      // how many of key are the table's name
 	st     int
-	vdepth int // the depth of a value starting here
-	parts  int // the depths of every key and header part so far, summed
+	vdepth int  // the depth of a value starting here
+	parts  int  // the depths of every key and header part so far, summed
 	arrays bool // an [[array of tables]] header was read: a later header's part may name one
 }
 
