@@ -101,16 +101,17 @@ ip -n "$srv" route add 198.18.1.0/24 via 198.18.0.2
 ip -n "$srv" route add 198.18.128.0/17 via 198.18.0.2
 smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
-config() { # $1: the [xdp] interfaces value
-	[ "$HOST" -gt 0 ] && { host_config "$1"; return; }
-	cat >"$work/queryd.toml" <<EOF
+# server_tables PORT SOCKET NAME: one server's tables (per-IP budget 1 GiB/s,
+# unproven 4 GiB/s, stale check on).
+server_tables() {
+	cat <<EOF
 [listen]
-udp = ["0.0.0.0:27015"]
+udp = ["0.0.0.0:$1"]
 recv_buffer = "4MiB"
 $workers_line
 
 [feed]
-socket = "$work/feed.sock"
+socket = "$2"
 stale_after = "10m"
 
 [limits]
@@ -120,9 +121,15 @@ unproven_rate = "4GiB"
 unproven_burst = "1MiB"
 
 [server]
-name = "queryd benchmark"
+name = "$3"
 map = "bench_map"
 max_players = 64
+EOF
+}
+
+# host_tables IFACES: the host-wide tables, with the [xdp] interfaces value.
+host_tables() {
+	cat <<EOF
 
 [admin]
 listen = ""
@@ -136,48 +143,21 @@ mode = "$MODE"
 EOF
 }
 
+config() { # $1: the [xdp] interfaces value
+	[ "$HOST" -gt 0 ] && { host_config "$1"; return; }
+	{ server_tables 27015 "$work/feed.sock" "queryd benchmark"; host_tables "$1"; } >"$work/queryd.toml"
+}
+
 # host_config IFACES: host mode, HOST servers from servers.d/ (server i on
 # port 27015+i, named "queryd benchmark i"), the same tables otherwise.
 host_config() {
 	rm -rf "$work/servers.d"
 	mkdir -p "$work/servers.d"
-	cat >"$work/queryd.toml" <<EOF
-[admin]
-listen = ""
-
-[log]
-level = "info"
-
-[xdp]
-interfaces = $1
-mode = "$MODE"
-
-[servers]
-include = ["servers.d/*.toml"]
-EOF
-	local i
+	{ host_tables "$1"; printf '\n[servers]\ninclude = ["servers.d/*.toml"]\n'; } >"$work/queryd.toml"
+	local i name
 	for ((i = 0; i < HOST; i++)); do
-		cat >"$work/servers.d/$(printf 's%03d' "$i").toml" <<EOF
-[listen]
-udp = ["0.0.0.0:$((27015 + i))"]
-recv_buffer = "4MiB"
-$workers_line
-
-[feed]
-socket = "$work/$(printf 's%03d' "$i").sock"
-stale_after = "10m"
-
-[limits]
-per_ip_rate = "1GiB"
-per_ip_burst = "1MiB"
-unproven_rate = "4GiB"
-unproven_burst = "1MiB"
-
-[server]
-name = "queryd benchmark $i"
-map = "bench_map"
-max_players = 64
-EOF
+		name=$(printf 's%03d' "$i")
+		server_tables $((27015 + i)) "$work/$name.sock" "queryd benchmark $i" >"$work/servers.d/$name.toml"
 	done
 }
 
