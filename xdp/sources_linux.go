@@ -36,7 +36,6 @@ type sourceBuf struct {
 	vals  []querydSourceCount
 	pkeys []querydSrckey
 	pvals []querydPeer
-	gen   uint32        // the drain period the program counts into (drain_map)
 	last  time.Time     // when the budget entries were last read
 	every time.Duration // peerDrainEvery (tests: 0)
 }
