@@ -74,7 +74,7 @@ func (*Pass) Close() error { return nil }
 type Echo struct{}
 
 // AttachEcho returns ErrUnsupported outside Linux.
-func AttachEcho(string) (*Echo, error) { return nil, ErrUnsupported }
+func AttachEcho(string, bool) (*Echo, error) { return nil, ErrUnsupported }
 
 // Close does nothing outside Linux.
 func (*Echo) Close() error { return nil }

@@ -58,14 +58,18 @@ func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }
 
 // Echo is the benchmark's baseline program (bpf/test.c queryd_echo): it
 // sends every IPv4 UDP datagram to port 27015 back with XDP_TX, addresses
-// and ports swapped, doing nothing else.
+// and ports swapped, doing nothing else; or, per source, also adding one
+// to the source's slot of a table of 65,536 cache lines
+// (queryd_echo_state: the per-source state every program with budgets
+// and counts touches).
 type Echo struct {
 	objs querydtestObjects
 	l    link.Link
 }
 
-// AttachEcho attaches an Echo to the interface named ifname in native mode.
-func AttachEcho(ifname string) (*Echo, error) {
+// AttachEcho attaches an Echo to the interface named ifname in native
+// mode: queryd_echo_state when perSource, else queryd_echo.
+func AttachEcho(ifname string, perSource bool) (*Echo, error) {
 	e := &Echo{}
 	if err := loadQuerydtestObjects(&e.objs, nil); err != nil {
 		return nil, fmt.Errorf("load the echo program: %w", err)
@@ -75,7 +79,11 @@ func AttachEcho(ifname string) (*Echo, error) {
 		e.objs.Close()
 		return nil, fmt.Errorf("interface %q: %w", ifname, err)
 	}
-	e.l, err = link.AttachXDP(link.XDPOptions{Program: e.objs.QuerydEcho, Interface: ifc.Index, Flags: link.XDPDriverMode})
+	prog := e.objs.QuerydEcho
+	if perSource {
+		prog = e.objs.QuerydEchoState
+	}
+	e.l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: link.XDPDriverMode})
 	if err != nil {
 		e.objs.Close()
 		return nil, fmt.Errorf("attach the echo program to %q: %w", ifname, err)

@@ -8,18 +8,27 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type querydtestEchoSlot struct {
+	_   structs.HostLayout
+	N   uint64
+	Pad [7]uint64
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydtestMapPassUdp         = "pass_udp"
-	querydtestProgQuerydEcho     = "queryd_echo"
-	querydtestProgQuerydPass     = "queryd_pass"
-	querydtestProgQuerydVlanPush = "queryd_vlan_push"
+	querydtestMapEchoSlots        = "echo_slots"
+	querydtestMapPassUdp          = "pass_udp"
+	querydtestProgQuerydEcho      = "queryd_echo"
+	querydtestProgQuerydEchoState = "queryd_echo_state"
+	querydtestProgQuerydPass      = "queryd_pass"
+	querydtestProgQuerydVlanPush  = "queryd_vlan_push"
 )
 
 // loadQuerydtest returns the embedded CollectionSpec for querydtest.
@@ -64,16 +73,18 @@ type querydtestSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydtestProgramSpecs struct {
-	QuerydEcho     *ebpf.ProgramSpec `ebpf:"queryd_echo"`
-	QuerydPass     *ebpf.ProgramSpec `ebpf:"queryd_pass"`
-	QuerydVlanPush *ebpf.ProgramSpec `ebpf:"queryd_vlan_push"`
+	QuerydEcho      *ebpf.ProgramSpec `ebpf:"queryd_echo"`
+	QuerydEchoState *ebpf.ProgramSpec `ebpf:"queryd_echo_state"`
+	QuerydPass      *ebpf.ProgramSpec `ebpf:"queryd_pass"`
+	QuerydVlanPush  *ebpf.ProgramSpec `ebpf:"queryd_vlan_push"`
 }
 
 // querydtestMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydtestMapSpecs struct {
-	PassUdp *ebpf.MapSpec `ebpf:"pass_udp"`
+	EchoSlots *ebpf.MapSpec `ebpf:"echo_slots"`
+	PassUdp   *ebpf.MapSpec `ebpf:"pass_udp"`
 }
 
 // querydtestVariableSpecs contains global variables before they are loaded into the kernel.
@@ -102,11 +113,13 @@ func (o *querydtestObjects) Close() error {
 //
 // It can be passed to loadQuerydtestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydtestMaps struct {
-	PassUdp *ebpf.Map `ebpf:"pass_udp"`
+	EchoSlots *ebpf.Map `ebpf:"echo_slots"`
+	PassUdp   *ebpf.Map `ebpf:"pass_udp"`
 }
 
 func (m *querydtestMaps) Close() error {
 	return _QuerydtestClose(
+		m.EchoSlots,
 		m.PassUdp,
 	)
 }
@@ -121,14 +134,16 @@ type querydtestVariables struct {
 //
 // It can be passed to loadQuerydtestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydtestPrograms struct {
-	QuerydEcho     *ebpf.Program `ebpf:"queryd_echo"`
-	QuerydPass     *ebpf.Program `ebpf:"queryd_pass"`
-	QuerydVlanPush *ebpf.Program `ebpf:"queryd_vlan_push"`
+	QuerydEcho      *ebpf.Program `ebpf:"queryd_echo"`
+	QuerydEchoState *ebpf.Program `ebpf:"queryd_echo_state"`
+	QuerydPass      *ebpf.Program `ebpf:"queryd_pass"`
+	QuerydVlanPush  *ebpf.Program `ebpf:"queryd_vlan_push"`
 }
 
 func (p *querydtestPrograms) Close() error {
 	return _QuerydtestClose(
 		p.QuerydEcho,
+		p.QuerydEchoState,
 		p.QuerydPass,
 		p.QuerydVlanPush,
 	)

@@ -1,10 +1,13 @@
 // Command xdpecho attaches the benchmark's bare XDP_TX echo (xdp.Echo:
 // every IPv4 UDP datagram to port 27015 sent back, addresses swapped) to
-// one interface until SIGTERM or SIGINT: bench/xdp.sh's baseline arm, run
-// inside the benchmark's network namespace.
+// one interface until SIGTERM or SIGINT: bench/xdp.sh's baseline arms, run
+// inside the benchmark's network namespace. With -per-source, the echo
+// also adds one to the source's slot of a table of 65,536 cache lines
+// (the echo-state arm).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,11 +17,14 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: xdpecho IFACE")
+	perSource := flag.Bool("per-source", false, "touch one cache line of per-source state per frame")
+	flag.Usage = func() { fmt.Fprintln(os.Stderr, "usage: xdpecho [-per-source] IFACE") }
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	e, err := xdp.AttachEcho(os.Args[1])
+	e, err := xdp.AttachEcho(flag.Arg(0), *perSource)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "xdpecho:", err)
 		os.Exit(1)
