@@ -255,6 +255,23 @@ function med(arr, n,   i, j, t) {
 	for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]; arr[j + 1] = t }
 	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
 }
+# paired prints the machine CPU per answer of path a over that of path b
+# run by run (the i-th run of each: minutes apart at most, where the
+# medians of a round may be far apart), their median and range, and how
+# many runs are within 1.10x. (No apostrophes in here: the program is a
+# single-quoted shell word.)
+function paired(l, a, b,   i, m, r, lo, hi, ok) {
+	m = n[l SUBSEP a] < n[l SUBSEP b] ? n[l SUBSEP a] : n[l SUBSEP b]
+	if (!m) return
+	lo = 1e9; hi = 0; ok = 0
+	for (i = 1; i <= m; i++) {
+		r[i] = mcpu[l SUBSEP a, i] / mcpu[l SUBSEP b, i]
+		if (r[i] < lo) lo = r[i]
+		if (r[i] > hi) hi = r[i]
+		if (r[i] <= 1.10) ok++
+	}
+	printf "%-6s %s/%s run by run: machine CPU per answer median %.2fx (%.2f-%.2f), %d of %d runs <= 1.10x\n", l, a, b, med(r, m), lo, hi, ok, m
+}
 {
 	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	k = v["mode"] SUBSEP v["path"]; n[k]++
@@ -276,13 +293,20 @@ END {
 		}
 		if (n[l SUBSEP "base"])
 			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
-		printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx (target >= 1.8x, <= 0.6x)\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
+		if (n[l SUBSEP "socket"] && n[l SUBSEP "xdp"])
+			printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx (target >= 1.8x, <= 0.6x)\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
 		if (n[l SUBSEP "xdp-spread"])
 			printf "%-6s spread/one (%d servers): xdp answers/s %.3fx, machine CPU per answer %.3fx; socket %.3fx, %.3fx (target 0.9-1.1)\n", l, spread, A["xdp-spread"] / A["xdp"], C["xdp-spread"] / C["xdp"], A["socket-spread"] / A["socket"], C["socket-spread"] / C["socket"]
-		if (n[l SUBSEP "echo"])
+		if (n[l SUBSEP "echo"] && n[l SUBSEP "xdp"]) {
 			printf "%-6s xdp/echo: answers/s %.2fx, machine CPU per answer %.2fx (target >= 0.90x, <= 1.10x)\n", l, A["xdp"] / A["echo"], C["xdp"] / C["echo"]
-		if (n[l SUBSEP "echo-state"])
+			paired(l, "xdp", "echo")
+		}
+		if (n[l SUBSEP "echo-state"] && n[l SUBSEP "xdp"]) {
 			printf "%-6s xdp/echo-state: answers/s %.2fx, machine CPU per answer %.2fx (the fast path against an echo that touches one line of per-source state)\n", l, A["xdp"] / A["echo-state"], C["xdp"] / C["echo-state"]
+			paired(l, "xdp", "echo-state")
+		}
+		if (n[l SUBSEP "echo"] && n[l SUBSEP "echo-state"])
+			paired(l, "echo-state", "echo")
 		delete A; delete C; delete P
 	}
 }' base="$BASE" spread="$SPREAD" "$results"
