@@ -165,7 +165,7 @@ host_config() {
 	done
 }
 
-start_queryd() { # $1: socket, xdp or echo (with HOST: socket-spread, xdp-spread too)
+start_queryd() { # $1: socket, xdp, echo or echo-state (with HOST: socket-spread, xdp-spread too)
 	if [ "$1" = echo ] || [ "$1" = echo-state ]; then
 		flags=""
 		[ "$1" = echo-state ] && flags="-per-source"
