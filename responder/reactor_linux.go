@@ -4,6 +4,7 @@ package responder
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,9 +31,18 @@ const (
 	wakeSlot   = -1  // the epoll data of a loop's eventfd
 )
 
-// reactor is the process's receive loops.
+// recvLoop is one receive loop of either kind: epoll (rloop) or io_uring
+// (uloop, uloop_linux.go).
+type recvLoop interface {
+	// add registers s, whose largest request is maxReq bytes.
+	add(s *rsock, maxReq int) error
+	// remove has the loop stop reading s and close it (s.wg.Done then).
+	remove(s *rsock)
+}
+
+// reactor is the process's receive loops of one kind.
 type reactor struct {
-	loops []*rloop
+	loops []recvLoop
 	next  atomic.Uint32 // spreads the addresses' first sockets over the loops
 }
 
@@ -54,8 +64,6 @@ func sharedReactor() (*reactor, error) {
 				return
 			}
 			r.loops = append(r.loops, lp)
-		}
-		for _, lp := range r.loops {
 			go lp.run()
 		}
 		theReactor = r
@@ -75,8 +83,16 @@ type rsock struct {
 	ovfl    uint32 // the kernel's last drop count on this socket
 	w       *batchWorker
 	wg      *sync.WaitGroup // Done once the loop has closed the socket
-	loop    *rloop
+	loop    recvLoop
 	closing atomic.Bool
+
+	// The uring loop's, used by its thread only.
+	ug      *ugroup
+	gen     uint32
+	armed   bool   // its multishot receive is armed
+	ended   bool   // its receive has ended for good: closed after the round
+	round   uint64 // the loop's round it last began a batch in
+	lastOOB []byte // the control data of its last datagram of the round
 }
 
 // rloop is one receive loop: an epoll set, an eventfd that wakes it for
@@ -198,4 +214,69 @@ func (lp *rloop) reap() {
 		unix.Close(s.fd)
 		s.wg.Done()
 	}
+}
+
+var (
+	uringOnce sync.Once
+	theURing  *reactor
+	uringErr  error
+	// uringRefused, when set (by tests), is the error io_uring fails with.
+	uringRefused error
+)
+
+// sharedURing starts the uring receive loops on first use (one per CPU,
+// each ring set up on the thread that runs it) and returns them.
+func sharedURing(log *slog.Logger) (*reactor, error) {
+	uringOnce.Do(func() {
+		r := &reactor{}
+		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+			lp, err := startULoop(log)
+			if err != nil {
+				uringErr = err
+				return
+			}
+			r.loops = append(r.loops, lp)
+		}
+		theURing = r
+		log.Info("socket layer uring: io_uring receive loops started", "loops", len(r.loops))
+	})
+	return theURing, uringErr
+}
+
+// startULoop runs one uring loop on a thread of its own.
+func startULoop(log *slog.Logger) (*uloop, error) {
+	type result struct {
+		lp  *uloop
+		err error
+	}
+	ready := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // the ring's one submitter (IORING_SETUP_SINGLE_ISSUER)
+		lp, err := newULoop(log)
+		ready <- result{lp, err}
+		if err != nil {
+			runtime.UnlockOSThread()
+			return
+		}
+		lp.run()
+	}()
+	res := <-ready
+	return res.lp, res.err
+}
+
+// loopsFor returns the receive loops for socket layer layer: the uring
+// loops, or the epoll loops where the kernel (or a seccomp filter) refuses
+// io_uring, said in the log.
+func loopsFor(layer string, log *slog.Logger) (*reactor, error) {
+	if layer == SocketUring {
+		r, err := sharedURing(log)
+		if uringRefused != nil {
+			err = uringRefused
+		}
+		if err == nil {
+			return r, nil
+		}
+		log.Warn("socket layer uring: io_uring unavailable, using the batch layer's receive loops", "err", err)
+	}
+	return sharedReactor()
 }

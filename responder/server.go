@@ -21,6 +21,10 @@ const (
 	// SocketPortable: one net.UDPConn per address read by Workers goroutines
 	// (any OS).
 	SocketPortable = "portable"
+	// SocketUring: the batch layer's sockets read and answered through one
+	// io_uring per CPU, one system call a round for every socket (Linux
+	// 6.1+; the batch layer where io_uring is refused).
+	SocketUring = "uring"
 )
 
 // Config configures a Server.

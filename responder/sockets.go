@@ -32,10 +32,10 @@ func (c SocketConfig) withDefaults() (SocketConfig, error) {
 	if c.Socket == "" {
 		c.Socket = defaultSocket
 	}
-	if c.Socket != SocketBatch && c.Socket != SocketPortable {
-		return c, fmt.Errorf("socket layer %q: want %q or %q", c.Socket, SocketBatch, SocketPortable)
+	if c.Socket != SocketBatch && c.Socket != SocketPortable && c.Socket != SocketUring {
+		return c, fmt.Errorf("socket layer %q: want %q, %q or %q", c.Socket, SocketBatch, SocketUring, SocketPortable)
 	}
-	if c.Socket == SocketBatch && !batchSupported {
+	if c.Socket != SocketPortable && !batchSupported {
 		return c, fmt.Errorf("socket layer %q is Linux-only; use %q", SocketBatch, SocketPortable)
 	}
 	if c.MaxRequest <= 0 {
@@ -78,7 +78,7 @@ func (set *socketSet) listen() error {
 			l   listener
 			err error
 		)
-		if set.cfg.Socket == SocketBatch {
+		if set.cfg.Socket != SocketPortable {
 			l, err = listenBatch(ap, set.cfg)
 		} else {
 			l, err = listenPortable(ap, set.cfg)
