@@ -29,12 +29,12 @@ import (
 // anything of theirs is reused.
 
 const (
-	uringSQ       = 1024 // SQEs per loop
-	uringCQ       = 8192 // CQEs per loop: above the buffers in flight
+	uringSQ       = 1024    // SQEs per loop
+	uringCQ       = 8192    // CQEs per loop: above the buffers in flight
 	uringBufs     = 1024    // buffers per buffer group, at most (a power of two)
 	uringGroupMem = 4 << 20 // a buffer group's bytes, at most (fewer buffers for large requests)
-	uringRound    = 256  // datagrams answered per round, at most
-	uringNameLen  = 32   // the name's room in a buffer (sockaddr_in6 is 28)
+	uringRound    = 256     // datagrams answered per round, at most
+	uringNameLen  = 32      // the name's room in a buffer (sockaddr_in6 is 28)
 	uringCtrlOff  = recvmsgOutSize + uringNameLen
 	uringDataOff  = uringCtrlOff + ctrlSize
 	uringErrPause = 10 * time.Millisecond // after an io_uring_enter error, before the next
@@ -103,8 +103,8 @@ type uloop struct {
 	rearm   []*rsock
 	closed  []*rsock // sockets whose receive ended, closed after the round's sends
 	nd      int      // datagrams answered this round
-	scratch []byte // uringRound × ScratchSize
-	rctrl   []byte // uringRound × replyCtrlSz
+	scratch []byte   // uringRound × ScratchSize
+	rctrl   []byte   // uringRound × replyCtrlSz
 	replies
 	owner [sendCap]*rsock // the socket each queued message leaves from
 	owned int             // messages whose owner is set

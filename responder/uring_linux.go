@@ -52,8 +52,8 @@ const (
 // uringParams is struct io_uring_params.
 type uringParams struct {
 	sqEntries, cqEntries, flags, sqThreadCPU, sqThreadIdle, features, wqFD uint32
-	resv                                                                 [3]uint32
-	sqOff                                                                struct {
+	resv                                                                   [3]uint32
+	sqOff                                                                  struct {
 		head, tail, ringMask, ringEntries, flags, dropped, array, resv1 uint32
 		userAddr                                                        uint64
 	}
