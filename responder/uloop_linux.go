@@ -40,8 +40,8 @@ const (
 	uringErrPause = 10 * time.Millisecond // after an io_uring_enter error, before the next
 )
 
-// user_data: the kind in the top byte; for receives the socket's generation
-// and slot, for sends also the message index.
+// user_data: the kind in the top byte; the socket's generation and slot;
+// for a send the message index, for a receive its buffer group.
 const (
 	udRecv uint64 = iota + 1
 	udSend
@@ -93,8 +93,8 @@ type uloop struct {
 	gens  []uint32
 	free  []int
 
-	groups  map[int]*ugroup
-	nextGID uint16
+	groups map[int]*ugroup // by largest request
+	byGID  []*ugroup
 
 	// The round.
 	rounds  uint64 // rounds begun
@@ -203,7 +203,7 @@ func (lp *uloop) arm(s *rsock) {
 	e.opcode, e.fd, e.flags, e.ioprio = opRecvmsg, int32(s.fd), sqeBufferSelect, recvMultishot
 	e.addr = uint64(uintptr(unsafe.Pointer(&lp.tmpl)))
 	e.bufGroup = s.ug.ring.gid
-	e.userData = udPack(udRecv, s.gen, s.slot, 0)
+	e.userData = udPack(udRecv, s.gen, s.slot, int(s.ug.ring.gid))
 	s.armed = true
 }
 
@@ -324,7 +324,10 @@ func (lp *uloop) sock(ud uint64) *rsock {
 // onRecv answers one received datagram, or handles its receive's end.
 func (lp *uloop) onRecv(c cqe) {
 	s := lp.sock(c.userData)
-	if s == nil {
+	if s == nil { // a closed socket's: only its buffer to hand back
+		if g := udMsg(c.userData); c.flags&cqeFBuffer != 0 && g < len(lp.byGID) {
+			lp.held = append(lp.held, uheld{g: lp.byGID[g], id: uint16(c.flags >> 16)})
+		}
 		return
 	}
 	if c.flags&cqeFMore == 0 {
@@ -423,7 +426,7 @@ func (lp *uloop) onWake() {
 		if s.armed {
 			e := lp.sqe()
 			e.opcode, e.fd, e.flags = opAsyncCancel, -1, sqeCQESkipSuccess
-			e.addr = udPack(udRecv, s.gen, s.slot, 0)
+			e.addr = udPack(udRecv, s.gen, s.slot, int(s.ug.ring.gid))
 			e.userData = udCancel << 56
 		} else {
 			lp.closeSock(s)
@@ -437,13 +440,13 @@ func (lp *uloop) register(s *rsock, maxReq int) error {
 	g := lp.groups[maxReq]
 	if g == nil {
 		size := (uringDataOff + maxReq + 63) &^ 63
-		ring, err := lp.r.newBufRing(lp.nextGID, groupBuffers(size), size)
+		ring, err := lp.r.newBufRing(uint16(len(lp.byGID)), groupBuffers(size), size)
 		if err != nil {
 			return err
 		}
-		lp.nextGID++
 		g = &ugroup{ring: ring, maxReq: maxReq}
 		lp.groups[maxReq] = g
+		lp.byGID = append(lp.byGID, g)
 	}
 	s.ug = g
 	if n := len(lp.free); n > 0 {

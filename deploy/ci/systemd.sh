@@ -189,6 +189,31 @@ wait_for 5 iname_is beta 27102 "Reloaded beta" || fail "the reloaded name of que
 iname_is alpha 27101 "Fed alpha" || fail "reloading queryd@beta changed queryd@alpha"
 pass "each instance is its own: a feed to alpha's socket changes alpha only; systemctl reload queryd@beta applies beta.toml, PID $bpid kept"
 
+# [listen] socket = "uring": the unit's system call filter refuses io_uring,
+# which queryd logs before serving on the batch layer; the drop-in the
+# unit's comment gives allows it.
+bjournal() { ct journalctl "_PID=$(ishow beta MainPID)" --no-pager -o cat 2>/dev/null; }
+ct sed -i 's/^\[listen\]$/[listen]\nsocket = "uring"/' /etc/queryd/beta.toml
+ct systemctl restart queryd@beta.service || { ijournal beta; fail "systemctl restart queryd@beta with socket = \"uring\""; }
+wait_for 5 iname_is beta 27102 "Reloaded beta" || { ijournal beta; fail "queryd@beta with socket = \"uring\" does not answer under the unit's filter"; }
+uring_refused() { bjournal | grep -q 'io_uring unavailable'; }
+wait_for 5 uring_refused ||
+	{ ijournal beta; fail "queryd@beta: the journal does not say that io_uring was refused"; }
+pass "socket = \"uring\" under the unit's filter: '$(bjournal | grep -o 'io_uring unavailable[^"]*' | head -n 1)', answered on the batch layer"
+ct mkdir -p /etc/systemd/system/queryd@beta.service.d
+printf '[Service]\nSystemCallFilter=io_uring_setup io_uring_enter io_uring_register\n' |
+	ct tee /etc/systemd/system/queryd@beta.service.d/uring.conf >/dev/null
+ct systemctl daemon-reload
+ct systemctl restart queryd@beta.service || { ijournal beta; fail "systemctl restart queryd@beta with the io_uring drop-in"; }
+wait_for 5 iname_is beta 27102 "Reloaded beta" || { ijournal beta; fail "queryd@beta with the io_uring drop-in does not answer"; }
+uring_started() { bjournal | grep -q 'io_uring receive loops started'; }
+if wait_for 5 uring_started; then
+	pass "with the drop-in SystemCallFilter=io_uring_setup io_uring_enter io_uring_register: io_uring receive loops started, answering"
+else
+	bjournal | tail -n 5 >&2
+	fail "queryd@beta with the io_uring drop-in: no 'io_uring receive loops started' in its journal"
+fi
+
 ct systemd-analyze security --no-pager queryd@alpha.service >"$work/isecurity" 2>&1 || true
 exposure=$(sed -n 's/.*Overall exposure level for queryd@alpha.service: \([0-9.]*\).*/\1/p' "$work/isecurity")
 [ -n "$exposure" ] || { cat "$work/isecurity"; fail "systemd-analyze security queryd@alpha printed no exposure"; }
