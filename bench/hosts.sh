@@ -27,7 +27,7 @@
 #   RUNS=3 DURATION=5s WARMUP=1s SOURCES=50 INFLIGHT=16   the spread load
 #   IDLE=10       seconds of idle CPU measured
 #   SOCKET= WORKERS=0   every server's [listen] socket ("" the default:
-#                 batch on Linux; or portable) and workers
+#                 batch on Linux; uring or portable) and workers
 #   PORT=24000    (below the ephemeral range, which clients' sockets take
 #                 from) the big queryd's server i listens on PORT+i, the small
 #                 one's on PORT-100; admin listeners on PORT-2 and PORT-1

@@ -13,8 +13,8 @@ import (
 // Server takes the same fields from its Config.
 type SocketConfig struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux) or SocketPortable
-	Workers    int              // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
+	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	DisableGSO bool             // see Config.DisableGSO
 	MaxRequest int              // largest datagram read whole; 0 means 2,048

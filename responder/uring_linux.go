@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -292,4 +293,32 @@ func (b *bufRing) publish() {
 	copy(w[:2], b.ring[12:14])
 	binary.NativeEndian.PutUint16(w[2:], b.tail)
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&b.ring[12])), binary.NativeEndian.Uint32(w[:]))
+}
+
+// URingAvailable reports why the uring layer cannot run here (nil: it
+// can): a kernel before 6.1 or without a feature it needs, io_uring
+// disabled (kernel.io_uring_disabled), or a seccomp filter refusing it.
+// queryd check warns with it; the daemon falls back to the batch layer.
+func URingAvailable() error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // the ring's one submitter, for its short life
+		defer runtime.UnlockOSThread()
+		r, err := newUring(8, 16)
+		if err == nil {
+			var b *bufRing
+			if b, err = r.newBufRing(0, 16, 256); err == nil {
+				b.unmap()
+			}
+			r.close()
+		}
+		done <- err
+	}()
+	return <-done
+}
+
+// unmap releases the buffer ring's memory (its ring already closed).
+func (b *bufRing) unmap() {
+	unix.Munmap(b.ring)
+	unix.Munmap(b.bufs)
 }
