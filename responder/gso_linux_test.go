@@ -54,16 +54,8 @@ var partsLayer = SocketBatch
 // with parts.
 func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Sockets, *net.UDPConn) {
 	t.Helper()
-	s, err := NewSockets(SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort(addr)}, Socket: partsLayer, Workers: 1,
+	s := startSockets(t, SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort(addr)}, Socket: partsLayer, Workers: 1,
 		DisableGSO: disableGSO, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &partsHandler{parts: parts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Close() })
 	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(s.Addrs()[0]))
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,31 @@ type rsock struct {
 	lastOOB []byte // the control data of its last datagram of the round
 }
 
+// slotTable is a receive loop's sockets by slot (the number the kernel
+// hands back with each event), reusing freed slots.
+type slotTable struct {
+	slots []*rsock // nil: free
+	free  []int
+}
+
+// put gives s a slot.
+func (t *slotTable) put(s *rsock) {
+	if n := len(t.free); n > 0 {
+		s.slot = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.slots[s.slot] = s
+		return
+	}
+	s.slot = len(t.slots)
+	t.slots = append(t.slots, s)
+}
+
+// drop frees slot.
+func (t *slotTable) drop(slot int) {
+	t.slots[slot] = nil
+	t.free = append(t.free, slot)
+}
+
 // rloop is one receive loop: an epoll set, an eventfd that wakes it for
 // removals, and the sockets it reads.
 type rloop struct {
@@ -102,11 +127,10 @@ type rloop struct {
 	events     [loopEvents]unix.EpollEvent
 	ready      [loopEvents]*rsock
 
-	mu      sync.Mutex
-	slots   []*rsock             // by epoll data; nil: free
-	free    []int                // free slots
-	gone    []*rsock             // to remove and close
-	workers map[int]*batchWorker // buffers by largest request size
+	mu        sync.Mutex
+	slotTable                      // the sockets by epoll data
+	gone      []*rsock             // to remove and close
+	workers   map[int]*batchWorker // buffers by largest request size
 }
 
 func newLoop() (*rloop, error) {
@@ -137,20 +161,12 @@ func (lp *rloop) add(s *rsock, maxReq int) error {
 		s.w = newBatchWorker(-1, maxReq)
 		lp.workers[maxReq] = s.w
 	}
-	if n := len(lp.free); n > 0 {
-		s.slot = lp.free[n-1]
-		lp.free = lp.free[:n-1]
-		lp.slots[s.slot] = s
-	} else {
-		s.slot = len(lp.slots)
-		lp.slots = append(lp.slots, s)
-	}
+	lp.put(s)
 	lp.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.slot)}
 	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
 		lp.mu.Lock()
-		lp.slots[s.slot] = nil
-		lp.free = append(lp.free, s.slot)
+		lp.drop(s.slot)
 		lp.mu.Unlock()
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
@@ -206,8 +222,7 @@ func (lp *rloop) reap() {
 	lp.gone = nil
 	for _, s := range gone {
 		unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
-		lp.slots[s.slot] = nil
-		lp.free = append(lp.free, s.slot)
+		lp.drop(s.slot)
 	}
 	lp.mu.Unlock()
 	for _, s := range gone {

@@ -86,12 +86,11 @@ type uloop struct {
 	log     *slog.Logger
 	tmpl    unix.Msghdr // the multishot receives' template: name and control room
 
-	mu    sync.Mutex
-	adds  []uaddReq
-	gone  []*rsock
-	slots []*rsock
-	gens  []uint32
-	free  []int
+	mu   sync.Mutex
+	adds []uaddReq
+	gone []*rsock
+	slotTable
+	gens []uint32 // by slot: bumped when a socket leaves it
 
 	groups map[int]*ugroup // by largest request
 	byGID  []*ugroup
@@ -449,13 +448,8 @@ func (lp *uloop) register(s *rsock, maxReq int) error {
 		lp.byGID = append(lp.byGID, g)
 	}
 	s.ug = g
-	if n := len(lp.free); n > 0 {
-		s.slot = lp.free[n-1]
-		lp.free = lp.free[:n-1]
-		lp.slots[s.slot] = s
-	} else {
-		s.slot = len(lp.slots)
-		lp.slots = append(lp.slots, s)
+	lp.put(s)
+	for len(lp.gens) < len(lp.slots) {
 		lp.gens = append(lp.gens, 0)
 	}
 	s.gen = lp.gens[s.slot]
@@ -485,9 +479,8 @@ func (lp *uloop) closeSock(s *rsock) {
 // closeEnded frees the slots of the sockets closeSock took and closes them.
 func (lp *uloop) closeEnded() {
 	for _, s := range lp.closed {
-		lp.slots[s.slot] = nil
+		lp.drop(s.slot)
 		lp.gens[s.slot]++
-		lp.free = append(lp.free, s.slot)
 		unix.Close(s.fd)
 		s.wg.Done()
 	}

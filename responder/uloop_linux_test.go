@@ -24,12 +24,11 @@ func requireURing(t *testing.T) {
 	}
 }
 
-// startFixed runs a one-socket server of layer answering "reply" on
-// 127.0.0.1, logging to log.
-func startFixed(t *testing.T, layer string, log *slog.Logger) *Sockets {
+// startSockets runs the socket layer of cfg answering with h, closed when
+// t ends.
+func startSockets(t *testing.T, cfg SocketConfig, h Handler) *Sockets {
 	t.Helper()
-	s, err := NewSockets(SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: layer, Workers: 1,
-		Logger: log}, fixedHandler{reply: []byte("reply")})
+	s, err := NewSockets(cfg, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +38,14 @@ func startFixed(t *testing.T, layer string, log *slog.Logger) *Sockets {
 	s.Start()
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// startFixed runs a one-socket server of layer answering "reply" on
+// 127.0.0.1, logging to log.
+func startFixed(t *testing.T, layer string, log *slog.Logger) *Sockets {
+	t.Helper()
+	return startSockets(t, SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: layer, Workers: 1,
+		Logger: log}, fixedHandler{reply: []byte("reply")})
 }
 
 // connected returns a client socket connected to s's address (its reads
