@@ -27,7 +27,7 @@
 #   RUNS=3 DURATION=5s WARMUP=1s SOURCES=50 INFLIGHT=16   the spread load
 #   IDLE=10       seconds of idle CPU measured
 #   SOCKET= WORKERS=0   every server's [listen] socket ("" the default:
-#                 batch on Linux; or portable) and workers
+#                 batch on Linux; uring or portable) and workers
 #   PORT=24000    (below the ephemeral range, which clients' sockets take
 #                 from) the big queryd's server i listens on PORT+i, the small
 #                 one's on PORT-100; admin listeners on PORT-2 and PORT-1
@@ -58,7 +58,7 @@ die() { echo "bench/hosts.sh: $*" >&2; exit 1; }
 secs=${DURATION%s}
 [[ $secs =~ ^[0-9]+$ && $secs -ge 1 && $secs -le 60 ]] || die "DURATION=$DURATION: want 1s to 60s"
 [[ $IDLE =~ ^[0-9]+$ && $IDLE -ge 1 && $IDLE -le 60 ]] || die "IDLE=$IDLE: want 1 to 60"
-[[ $SOCKET == "" || $SOCKET == batch || $SOCKET == portable ]] || die "SOCKET=$SOCKET: want batch, portable or empty"
+[[ $SOCKET == "" || $SOCKET == batch || $SOCKET == uring || $SOCKET == portable ]] || die "SOCKET=$SOCKET: want batch, uring, portable or empty"
 [[ $WORKERS =~ ^[0-9]+$ && $WORKERS -le 64 ]] || die "WORKERS=$WORKERS: want 0 to 64"
 [[ $PORT =~ ^[0-9]+$ && $PORT -ge 1200 && $((PORT + SERVERS)) -le 65535 ]] || die "PORT=$PORT: want 1200 up, PORT+SERVERS at most 65535"
 

@@ -39,6 +39,7 @@
 # it can (HOST=50 SPREAD=50 RATE=150000: one server against 50 at the same
 # offered load, none saturated). WORKERS=N sets [listen] workers (sockets
 # per address) in every server's file (default: queryd's, one per CPU).
+# SOCKET=batch|uring|portable sets [listen] socket the same way.
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -53,6 +54,7 @@ SPREAD=${SPREAD:-0}
 PATHS=${PATHS:-"socket xdp echo echo-state base socket-spread xdp-spread"}
 RATE=${RATE:-0}
 WORKERS=${WORKERS:-}
+SOCKET=${SOCKET:-}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -64,6 +66,9 @@ secs=${DURATION%s}
 [ -z "$WORKERS" ] || { [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 64 ]; } || { echo "WORKERS must be 1 to 64"; exit 1; }
 workers_line=""
 [ -n "$WORKERS" ] && workers_line="workers = $WORKERS"
+case "$SOCKET" in "" | batch | uring | portable) ;; *) echo "SOCKET must be batch, uring or portable"; exit 1 ;; esac
+[ -n "$SOCKET" ] && workers_line="$workers_line
+socket = \"$SOCKET\""
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work=$(mktemp -d)

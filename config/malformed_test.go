@@ -93,7 +93,7 @@ func TestMalformedValues(t *testing.T) {
 		{"[listen]\nudp = \"0.0.0.0:1\"", `listen.udp: want a list of "IP:PORT" strings such as ["0.0.0.0:27015"], got a string`},
 		{"[listen]\nudp = {a = 1}", `listen.udp: want a list of "IP:PORT" strings such as ["0.0.0.0:27015"], got a table`},
 		// Enums.
-		{"[listen]\nsocket = \"fast\"", `listen.socket: want "batch" (Linux) or "portable", got "fast" (line 2)`},
+		{"[listen]\nsocket = \"fast\"", `listen.socket: want "batch" or "uring" (Linux), or "portable", got "fast" (line 2)`},
 		{"[log]\nformat = \"xml\"", `log.format: want text or json, got "xml" (line 2)`},
 		{"[sagl]\nplayers = \"all\"", `sagl.players: want "list", "count" or "none", got "all" (line 2)`},
 		// [feed] mode: octal permissions in a string.

@@ -216,7 +216,7 @@ func checkValid(t *testing.T, c *config.Config) {
 		t.Fatalf("log %+v", c.Log)
 	}
 	switch c.Listen.Socket {
-	case config.SocketAuto, config.SocketBatch, config.SocketPortable:
+	case config.SocketAuto, config.SocketBatch, config.SocketPortable, config.SocketUring:
 	default:
 		t.Fatalf("listen.socket %q", c.Listen.Socket)
 	}

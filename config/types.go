@@ -116,16 +116,17 @@ const (
 	SocketAuto     SocketLayer = ""         // batch on Linux, else portable
 	SocketBatch    SocketLayer = "batch"    // recvmmsg/sendmmsg outside the netpoller (Linux)
 	SocketPortable SocketLayer = "portable" // one net.UDPConn per address
+	SocketUring    SocketLayer = "uring"    // the batch sockets through io_uring (Linux 6.1+; else batch)
 )
 
-// UnmarshalText accepts "", "batch" or "portable".
+// UnmarshalText accepts "", "batch", "uring" or "portable".
 func (s *SocketLayer) UnmarshalText(b []byte) error {
 	switch v := SocketLayer(b); v {
-	case SocketAuto, SocketBatch, SocketPortable:
+	case SocketAuto, SocketBatch, SocketPortable, SocketUring:
 		*s = v
 		return nil
 	}
-	return fmt.Errorf("want \"batch\" (Linux) or \"portable\", got %q", b)
+	return fmt.Errorf("want \"batch\" or \"uring\" (Linux), or \"portable\", got %q", b)
 }
 
 // LogFormat is [log] format.

@@ -33,13 +33,23 @@ func floodSize() (requests, sources int) {
 // must be counted, and the daemon's memory must stay within the bound the
 // per-source LRU caches set.
 func TestFlood(t *testing.T) {
+	testFlood(t, Tables{"listen": {"workers": testWorkers}})
+}
+
+// TestFloodURing: the same flood, the same bounds, with [listen] socket =
+// "uring" (the batch layer's where this kernel refuses io_uring).
+func TestFloodURing(t *testing.T) {
+	testFlood(t, Tables{"listen": {"workers": testWorkers, "socket": "uring"}})
+}
+
+func testFlood(t *testing.T, tables Tables) {
 	if why := rawSupported(); why != "" {
 		t.Skip("flood skipped: " + why)
 	}
 	requests, sources := floodSize()
 	// The default limits (256 KiB/s per IP, 1 MiB/s unproven, 65,536 tracked
 	// IPs), two receive loops.
-	d := StartDaemon(t, Tables{"listen": {"workers": testWorkers}})
+	d := StartDaemon(t, tables)
 	dst := netip.MustParseAddrPort(d.UDPAddr)
 	raw, err := newRawSender(dst)
 	if err != nil {

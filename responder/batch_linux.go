@@ -147,7 +147,7 @@ func (l *batchListener) close() {
 // start registers the sockets with the process's receive loops, each socket
 // of the address with a different loop.
 func (l *batchListener) start(set *socketSet, p pipeline) {
-	r, err := sharedReactor()
+	r, err := loopsFor(set.cfg.Socket, set.cfg.Logger)
 	if err != nil {
 		set.cfg.Logger.Error("receive loops", "err", err)
 		return
@@ -179,14 +179,8 @@ type batchWorker struct {
 	bufs    []byte // batchSize × maxReq
 	scratch []byte // batchSize × ScratchSize
 	rctrl   []byte // batchSize × replyCtrlSz
-	smsgs   [sendCap]mmsghdr
-	sgso    [sendCap]bool              // smsgs[i] is a GSO message
-	sctrl   [sendCap][replyCtrlSz]byte // a GSO message's control data
-	siovs   [sendIovCap]unix.Iovec
-	ns      int // messages queued
-	niov    int // datagrams queued
-	gso     *atomic.Bool
-	ovfl    uint32 // the kernel's last drop count on this socket
+	replies
+	ovfl uint32 // the kernel's last drop count on this socket
 }
 
 func newBatchWorker(fd, maxReq int) *batchWorker {
@@ -273,71 +267,11 @@ func (w *batchWorker) handle(p pipeline, ss *session, i int, back Sender) {
 		return
 	}
 	rc := replyControl(w.rctrl[i*replyCtrlSz:i*replyCtrlSz:(i+1)*replyCtrlSz], oob)
-	gso := w.gso.Load()
-	for len(out) > 0 {
-		if gso {
-			if n, seg := gsoRun(out); n > 0 {
-				w.queueGSO(ss, out[:n], i, rc, seg)
-				out = out[n:]
-				continue
-			}
-		}
-		if len(out[0]) > 0 {
-			w.queue(ss, out[0], i, rc)
-		}
-		out = out[1:]
-	}
+	w.queueAnswer(w, ss, out, (*byte)(unsafe.Pointer(&w.names[i])), m.hdr.Namelen, rc)
 }
 
-// queue adds one reply datagram to the send batch, to message i's source.
-func (w *batchWorker) queue(ss *session, d []byte, i int, rc []byte) {
-	w.addMsg(ss, i, rc, 1, 0)
-	w.addIov(d)
-}
-
-// queueGSO adds datagrams of an answer to the send batch as one GSO message
-// of seg-byte segments.
-func (w *batchWorker) queueGSO(ss *session, ds [][]byte, i int, rc []byte, seg int) {
-	w.addMsg(ss, i, rc, len(ds), seg)
-	for _, d := range ds {
-		w.addIov(d)
-	}
-	ss.stats.gsoSends.Add(1)
-}
-
-// addMsg starts a message of n datagrams to message i's source, with
-// control data rc, plus a UDP_SEGMENT control message when seg > 0 (in the
-// message's own control buffer: one answer may make several GSO messages);
-// addIov then adds its datagrams.
-func (w *batchWorker) addMsg(ss *session, i int, rc []byte, n, seg int) {
-	if w.ns == sendCap || w.niov+n > sendIovCap {
-		w.flush(ss)
-	}
-	if seg > 0 {
-		rc = appendSegment(append(w.sctrl[w.ns][:0], rc...), seg)
-	}
-	sm := &w.smsgs[w.ns].hdr
-	sm.Name = (*byte)(unsafe.Pointer(&w.names[i]))
-	sm.Namelen = w.msgs[i].hdr.Namelen
-	sm.Iov = &w.siovs[w.niov]
-	sm.SetIovlen(n)
-	if len(rc) > 0 {
-		sm.Control = &rc[0]
-		sm.SetControllen(len(rc))
-	} else {
-		sm.Control = nil
-		sm.SetControllen(0)
-	}
-	w.sgso[w.ns] = seg > 0
-	w.ns++
-}
-
-// addIov adds datagram d to the message addMsg started.
-func (w *batchWorker) addIov(d []byte) {
-	w.siovs[w.niov].Base = &d[0]
-	w.siovs[w.niov].SetLen(len(d))
-	w.niov++
-}
+// flushReplies is flush: the send batch is full.
+func (w *batchWorker) flushReplies(ss *session) { w.flush(ss) }
 
 // flush sends the queued replies; a datagram the kernel refuses is counted
 // and skipped. A GSO message the kernel cannot segment is sent datagram by

@@ -47,19 +47,15 @@ func startParts(t *testing.T, parts [][]byte, disableGSO bool) (*Sockets, *net.U
 	return startPartsOn(t, "127.0.0.1:0", parts, disableGSO)
 }
 
-// startPartsOn runs a one-socket batch server on addr answering with parts.
+// partsLayer is the socket layer startParts runs on (TestGSOURing sets it).
+var partsLayer = SocketBatch
+
+// startPartsOn runs a one-socket server of partsLayer on addr answering
+// with parts.
 func startPartsOn(t *testing.T, addr string, parts [][]byte, disableGSO bool) (*Sockets, *net.UDPConn) {
 	t.Helper()
-	s, err := NewSockets(SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort(addr)}, Socket: SocketBatch, Workers: 1,
+	s := startSockets(t, SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort(addr)}, Socket: partsLayer, Workers: 1,
 		DisableGSO: disableGSO, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, &partsHandler{parts: parts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Close() })
 	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(s.Addrs()[0]))
 	if err != nil {
 		t.Fatal(err)
@@ -207,6 +203,19 @@ func TestGSORefusedFallsBack(t *testing.T) {
 	}
 }
 
+// TestGSOURing: the same answers, GSO sends and refusals on the uring
+// layer, whose failed GSO sends are resent datagram by datagram from their
+// completions.
+func TestGSOURing(t *testing.T) {
+	requireURing(t)
+	partsLayer = SocketUring
+	t.Cleanup(func() { partsLayer = SocketBatch })
+	t.Run("datagrams", TestGSOAnswerArrivesAsItsDatagrams)
+	t.Run("ipv6", TestGSOIPv6)
+	t.Run("disabled", TestGSODisabled)
+	t.Run("refused", TestGSORefusedFallsBack)
+}
+
 func TestGSORun(t *testing.T) {
 	cases := []struct {
 		sizes  []int
@@ -259,7 +268,10 @@ func TestGSOSendErrorIsNotARefusal(t *testing.T) {
 	w.msgs[0].hdr.Namelen = unix.SizeofSockaddrInet4
 	ss := s.newSession()
 	n, seg := gsoRun(parts)
-	w.queueGSO(ss, parts[:n], 0, nil, seg)
+	if n != len(parts) || seg == 0 {
+		t.Fatalf("gsoRun: %d of %d, segment %d", n, len(parts), seg)
+	}
+	w.queueAnswer(w, ss, parts, (*byte)(unsafe.Pointer(&w.names[0])), unix.SizeofSockaddrInet4, nil)
 	w.flush(ss)
 	if !l.gso.Load() || ss.stats.gsoRefused.Load() != 0 || ss.stats.sendErr.Load() != 3 {
 		t.Fatalf("gso on %v, refused %d, send errors %d; want true, 0, 3",

@@ -4,6 +4,7 @@ package responder
 
 import (
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,9 +31,18 @@ const (
 	wakeSlot   = -1  // the epoll data of a loop's eventfd
 )
 
-// reactor is the process's receive loops.
+// recvLoop is one receive loop of either kind: epoll (rloop) or io_uring
+// (uloop, uloop_linux.go).
+type recvLoop interface {
+	// add registers s, whose largest request is maxReq bytes.
+	add(s *rsock, maxReq int) error
+	// remove has the loop stop reading s and close it (s.wg.Done then).
+	remove(s *rsock)
+}
+
+// reactor is the process's receive loops of one kind.
 type reactor struct {
-	loops []*rloop
+	loops []recvLoop
 	next  atomic.Uint32 // spreads the addresses' first sockets over the loops
 }
 
@@ -54,8 +64,6 @@ func sharedReactor() (*reactor, error) {
 				return
 			}
 			r.loops = append(r.loops, lp)
-		}
-		for _, lp := range r.loops {
 			go lp.run()
 		}
 		theReactor = r
@@ -75,8 +83,41 @@ type rsock struct {
 	ovfl    uint32 // the kernel's last drop count on this socket
 	w       *batchWorker
 	wg      *sync.WaitGroup // Done once the loop has closed the socket
-	loop    *rloop
+	loop    recvLoop
 	closing atomic.Bool
+
+	// The uring loop's, used by its thread only.
+	ug      *ugroup
+	gen     uint32
+	armed   bool   // its multishot receive is armed
+	ended   bool   // its receive has ended for good: closed after the round
+	round   uint64 // the loop's round it last began a batch in
+	lastOOB []byte // the control data of its last datagram of the round
+}
+
+// slotTable is a receive loop's sockets by slot (the number the kernel
+// hands back with each event), reusing freed slots.
+type slotTable struct {
+	slots []*rsock // nil: free
+	free  []int
+}
+
+// put gives s a slot.
+func (t *slotTable) put(s *rsock) {
+	if n := len(t.free); n > 0 {
+		s.slot = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.slots[s.slot] = s
+		return
+	}
+	s.slot = len(t.slots)
+	t.slots = append(t.slots, s)
+}
+
+// drop frees slot.
+func (t *slotTable) drop(slot int) {
+	t.slots[slot] = nil
+	t.free = append(t.free, slot)
 }
 
 // rloop is one receive loop: an epoll set, an eventfd that wakes it for
@@ -86,11 +127,10 @@ type rloop struct {
 	events     [loopEvents]unix.EpollEvent
 	ready      [loopEvents]*rsock
 
-	mu      sync.Mutex
-	slots   []*rsock             // by epoll data; nil: free
-	free    []int                // free slots
-	gone    []*rsock             // to remove and close
-	workers map[int]*batchWorker // buffers by largest request size
+	mu        sync.Mutex
+	slotTable                      // the sockets by epoll data
+	gone      []*rsock             // to remove and close
+	workers   map[int]*batchWorker // buffers by largest request size
 }
 
 func newLoop() (*rloop, error) {
@@ -121,20 +161,12 @@ func (lp *rloop) add(s *rsock, maxReq int) error {
 		s.w = newBatchWorker(-1, maxReq)
 		lp.workers[maxReq] = s.w
 	}
-	if n := len(lp.free); n > 0 {
-		s.slot = lp.free[n-1]
-		lp.free = lp.free[:n-1]
-		lp.slots[s.slot] = s
-	} else {
-		s.slot = len(lp.slots)
-		lp.slots = append(lp.slots, s)
-	}
+	lp.put(s)
 	lp.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.slot)}
 	if err := unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
 		lp.mu.Lock()
-		lp.slots[s.slot] = nil
-		lp.free = append(lp.free, s.slot)
+		lp.drop(s.slot)
 		lp.mu.Unlock()
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
@@ -190,12 +222,76 @@ func (lp *rloop) reap() {
 	lp.gone = nil
 	for _, s := range gone {
 		unix.EpollCtl(lp.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
-		lp.slots[s.slot] = nil
-		lp.free = append(lp.free, s.slot)
+		lp.drop(s.slot)
 	}
 	lp.mu.Unlock()
 	for _, s := range gone {
 		unix.Close(s.fd)
 		s.wg.Done()
 	}
+}
+
+var (
+	uringOnce sync.Once
+	theURing  *reactor
+	uringErr  error
+	// uringRefused, when set (by tests), is the error io_uring fails with.
+	uringRefused error
+)
+
+// sharedURing starts the uring receive loops on first use (one per CPU,
+// each ring set up on the thread that runs it) and returns them.
+func sharedURing(log *slog.Logger) (*reactor, error) {
+	uringOnce.Do(func() {
+		r := &reactor{}
+		for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+			lp, err := startULoop(log)
+			if err != nil {
+				uringErr = err
+				return
+			}
+			r.loops = append(r.loops, lp)
+		}
+		theURing = r
+		log.Info("socket layer uring: io_uring receive loops started", "loops", len(r.loops))
+	})
+	return theURing, uringErr
+}
+
+// startULoop runs one uring loop on a thread of its own.
+func startULoop(log *slog.Logger) (*uloop, error) {
+	type result struct {
+		lp  *uloop
+		err error
+	}
+	ready := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // the ring's one submitter (IORING_SETUP_SINGLE_ISSUER)
+		lp, err := newULoop(log)
+		ready <- result{lp, err}
+		if err != nil {
+			runtime.UnlockOSThread()
+			return
+		}
+		lp.run()
+	}()
+	res := <-ready
+	return res.lp, res.err
+}
+
+// loopsFor returns the receive loops for socket layer layer: the uring
+// loops, or the epoll loops where the kernel (or a seccomp filter) refuses
+// io_uring, said in the log.
+func loopsFor(layer string, log *slog.Logger) (*reactor, error) {
+	if layer == SocketUring {
+		r, err := sharedURing(log)
+		if uringRefused != nil {
+			err = uringRefused
+		}
+		if err == nil {
+			return r, nil
+		}
+		log.Warn("socket layer uring: io_uring unavailable, using the batch layer's receive loops", "err", err)
+	}
+	return sharedReactor()
 }

@@ -7,15 +7,21 @@ import (
 	"github.com/queryd/queryd/responder"
 )
 
-// The batch layer's receive loops are shared by every server of the
+// The batch and uring layers' receive loops are shared by every server of the
 // process (host mode): many servers answer side by side, and closing some of
 // them (SIGHUP removing servers) stops those only, promptly, while the others
 // go on answering from their own addresses.
 func TestSharedLoopsCloseSomeServers(t *testing.T) {
+	for _, layer := range []string{responder.SocketBatch, responder.SocketUring} {
+		t.Run(layer, func(t *testing.T) { testSharedLoopsClose(t, layer) })
+	}
+}
+
+func testSharedLoopsClose(t *testing.T, layer string) {
 	const n = 12
 	fs := make([]*fixture, n)
 	for i := range fs {
-		fs[i] = newFixtureOn(t, responder.SocketBatch, "127.0.0.1:0", responder.Limits{})
+		fs[i] = newFixtureOn(t, layer, "127.0.0.1:0", responder.Limits{})
 	}
 	c := clientConn(t, "127.0.0.1:0")
 	ask := func(f *fixture) bool {

@@ -21,13 +21,17 @@ const (
 	// SocketPortable: one net.UDPConn per address read by Workers goroutines
 	// (any OS).
 	SocketPortable = "portable"
+	// SocketUring: the batch layer's sockets read and answered through one
+	// io_uring per CPU, one system call a round for every socket (Linux
+	// 6.1+; the batch layer where io_uring is refused).
+	SocketUring = "uring"
 )
 
 // Config configures a Server.
 type Config struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux) or SocketPortable
-	Workers    int              // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
+	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	// DisableGSO keeps the batch layer from sending a multi-datagram answer
 	// as one UDP GSO send (UDP_SEGMENT; used when the kernel has it).

@@ -35,7 +35,7 @@ func newFixture(t *testing.T, listen string, lim responder.Limits) *fixture {
 }
 
 // layers are the socket layers every behaviour test runs on.
-var layers = []string{responder.SocketBatch, responder.SocketPortable}
+var layers = []string{responder.SocketBatch, responder.SocketUring, responder.SocketPortable}
 
 func newFixtureOn(t *testing.T, layer, listen string, lim responder.Limits) *fixture {
 	t.Helper()

@@ -13,8 +13,8 @@ import (
 // Server takes the same fields from its Config.
 type SocketConfig struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux) or SocketPortable
-	Workers    int              // sockets (batch) or goroutines (portable) per address; 0 means GOMAXPROCS
+	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	DisableGSO bool             // see Config.DisableGSO
 	MaxRequest int              // largest datagram read whole; 0 means 2,048
@@ -32,10 +32,10 @@ func (c SocketConfig) withDefaults() (SocketConfig, error) {
 	if c.Socket == "" {
 		c.Socket = defaultSocket
 	}
-	if c.Socket != SocketBatch && c.Socket != SocketPortable {
-		return c, fmt.Errorf("socket layer %q: want %q or %q", c.Socket, SocketBatch, SocketPortable)
+	if c.Socket != SocketBatch && c.Socket != SocketPortable && c.Socket != SocketUring {
+		return c, fmt.Errorf("socket layer %q: want %q, %q or %q", c.Socket, SocketBatch, SocketUring, SocketPortable)
 	}
-	if c.Socket == SocketBatch && !batchSupported {
+	if c.Socket != SocketPortable && !batchSupported {
 		return c, fmt.Errorf("socket layer %q is Linux-only; use %q", SocketBatch, SocketPortable)
 	}
 	if c.MaxRequest <= 0 {
@@ -78,7 +78,7 @@ func (set *socketSet) listen() error {
 			l   listener
 			err error
 		)
-		if set.cfg.Socket == SocketBatch {
+		if set.cfg.Socket != SocketPortable {
 			l, err = listenBatch(ap, set.cfg)
 		} else {
 			l, err = listenPortable(ap, set.cfg)

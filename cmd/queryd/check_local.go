@@ -13,6 +13,7 @@ import (
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/responder"
 )
 
 // localFindings are what queryd check found on this host: errors (the start
@@ -57,7 +58,20 @@ func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, r
 			add(fmt.Sprintf("listen.udp[%d]", i), "%s: %s", ap, why)
 		}
 	}
+	l.warnings = append(l.warnings, uringWarnings(c, responder.URingAvailable)...)
 	return l, false
+}
+
+// uringWarnings warns when c asks for the uring socket layer and probe
+// says this host cannot run it: the daemon would serve on the batch layer.
+func uringWarnings(c *config.Config, probe func() error) []string {
+	if c.Listen.Socket != config.SocketUring {
+		return nil
+	}
+	if err := probe(); err != nil {
+		return []string{fmt.Sprintf("listen.socket: \"uring\" cannot run here (%v): the batch layer would serve", err)}
+	}
+	return nil
 }
 
 // checkHostLocal is checkLocal's host-wide part: the [admin] address (not

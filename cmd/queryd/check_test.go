@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/responder"
 )
 
 // checkConfig writes text as a config in dir and runs queryd check on it
@@ -177,5 +180,32 @@ func TestCheckBesideRunningDaemon(t *testing.T) {
 	code, out, errOut := run(t, "", "check", path)
 	if code != 0 || !strings.Contains(out, "ok") || !strings.Contains(errOut, "note: a running queryd answers on the feed socket") {
 		t.Fatalf("beside the running daemon: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// With [listen] socket = "uring", queryd check warns when this host cannot
+// run io_uring (the daemon would serve on the batch layer) and is silent
+// when it can or when another layer is asked for.
+func TestCheckURingWarning(t *testing.T) {
+	refused := func() error { return errors.New("operation not permitted") }
+	fine := func() error { return nil }
+	uring := &config.Config{Listen: config.Listen{Socket: config.SocketUring}}
+	batch := &config.Config{Listen: config.Listen{Socket: config.SocketBatch}}
+	if w := uringWarnings(uring, refused); len(w) != 1 || !strings.Contains(w[0], `listen.socket: "uring" cannot run here (operation not permitted): the batch layer would serve`) {
+		t.Errorf("refused: %q", w)
+	}
+	if w := uringWarnings(uring, fine); len(w) != 0 {
+		t.Errorf("available: %q", w)
+	}
+	if w := uringWarnings(batch, refused); len(w) != 0 {
+		t.Errorf("batch layer: %q", w)
+	}
+	// The whole command, on this host.
+	dir := testDir(t)
+	text := strings.Replace(loopbackConfig(dir, "127.0.0.1:0", "127.0.0.1:0"), "[listen]\n", "[listen]\nsocket = \"uring\"\n", 1)
+	code, errOut := checkConfig(t, dir, text)
+	why := responder.URingAvailable()
+	if code != 0 || (why == nil) == strings.Contains(errOut, `"uring" cannot run here`) {
+		t.Errorf("queryd check with socket = \"uring\" (io_uring here: %v): exit %d\n%s", why, code, errOut)
 	}
 }

@@ -19,7 +19,10 @@
 #     and beta.toml) run at once, each answering A2S and GameSpy4 with its
 #     own name on its own port, with its own feed socket
 #     /run/queryd-NAME/feed.sock; a feed to one and a reload of the other
-#     change only that one; exposure at most 2.0; stopping one leaves the
+#     change only that one; with [listen] socket = "uring" the unit's system
+#     call filter lets io_uring run, and a drop-in refusing io_uring_setup
+#     makes queryd log it and serve on the batch layer; exposure at most 2.0;
+#     stopping one leaves the
 #     other answering; `dpkg --purge` stops and disables the instances;
 #   - `dpkg --purge` removes it, and the unit header's own install steps
 #     (by hand, /usr/local/bin) give a running queryd too.
@@ -188,6 +191,29 @@ wait_for 5 iname_is beta 27102 "Reloaded beta" || fail "the reloaded name of que
 [ "$(ishow beta MainPID)" = "$bpid" ] || fail "reload changed queryd@beta's main PID"
 iname_is alpha 27101 "Fed alpha" || fail "reloading queryd@beta changed queryd@alpha"
 pass "each instance is its own: a feed to alpha's socket changes alpha only; systemctl reload queryd@beta applies beta.toml, PID $bpid kept"
+
+# [listen] socket = "uring": the unit's system call filter (@system-service,
+# which holds @aio) lets queryd set up its io_uring receive loops; a drop-in
+# that takes io_uring_setup out of it (as a container runtime's seccomp
+# profile does) makes queryd say so and serve on the batch layer.
+bjournal() { ct journalctl "_PID=$(ishow beta MainPID)" --no-pager -o cat 2>/dev/null; }
+uring_started() { bjournal | grep -q 'io_uring receive loops started'; }
+uring_refused() { bjournal | grep -q 'io_uring unavailable'; }
+ct sed -i 's/^\[listen\]$/[listen]\nsocket = "uring"/' /etc/queryd/beta.toml
+ct systemctl restart queryd@beta.service || { ijournal beta; fail "systemctl restart queryd@beta with socket = \"uring\""; }
+wait_for 5 iname_is beta 27102 "Reloaded beta" || { ijournal beta; fail "queryd@beta with socket = \"uring\" does not answer"; }
+wait_for 5 uring_started || { ijournal beta; fail "queryd@beta with socket = \"uring\" under the unit's filter: no 'io_uring receive loops started' in its journal"; }
+pass "socket = \"uring\" under the unit's filter: io_uring receive loops started, answering"
+ct mkdir -p /etc/systemd/system/queryd@beta.service.d
+printf '[Service]\nSystemCallFilter=~io_uring_setup\n' | ct tee /etc/systemd/system/queryd@beta.service.d/no-uring.conf >/dev/null
+ct systemctl daemon-reload
+ct systemctl restart queryd@beta.service || { ijournal beta; fail "systemctl restart queryd@beta without io_uring_setup"; }
+wait_for 5 iname_is beta 27102 "Reloaded beta" || { ijournal beta; fail "queryd@beta without io_uring_setup does not answer"; }
+wait_for 5 uring_refused || { ijournal beta; fail "queryd@beta without io_uring_setup: the journal does not say that io_uring was refused"; }
+! uring_started || fail "queryd@beta without io_uring_setup says its io_uring loops started"
+pass "without io_uring_setup (SystemCallFilter=~io_uring_setup): '$(bjournal | grep -o 'io_uring unavailable.*' | head -n 1 | cut -c1-120)', answered on the batch layer"
+ct rm -r /etc/systemd/system/queryd@beta.service.d
+ct systemctl daemon-reload
 
 ct systemd-analyze security --no-pager queryd@alpha.service >"$work/isecurity" 2>&1 || true
 exposure=$(sed -n 's/.*Overall exposure level for queryd@alpha.service: \([0-9.]*\).*/\1/p' "$work/isecurity")
