@@ -114,7 +114,7 @@ type Limits struct {
 	PerIPBurst    ByteSize `toml:"per_ip_burst"`   // bytes one source may draw at once (at most 64 KiB by default)
 	UnprovenRate  ByteSize `toml:"unproven_rate"`  // reply bytes per second to all unproven sources together
 	UnprovenBurst ByteSize `toml:"unproven_burst"` // burst of the unproven budget
-	TrackedIPs    int      `toml:"tracked_ips"`    // sources remembered (LRU); bounds memory
+	TrackedIPs    int      `toml:"tracked_ips"`    // sources remembered (16 B each per table); bounds memory
 	// Deny: sources neither the socket path nor the XDP program answers
 	// ("CIDR", or an address alone: its /32 or /128); reloaded on SIGHUP.
 	Deny Prefixes        `toml:"deny"`

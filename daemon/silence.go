@@ -79,14 +79,15 @@ func (s *silence) at(now time.Time) Silence {
 		out.Silent = true
 	}
 	fed := s.lastFed()
-	if s.feedStale(now) {
+	feed, up := s.causes(now)
+	if feed {
 		out.Feed = true
 		cause(ReasonFeed, fed.Add(s.after))
 	}
 	var answered time.Time
 	if s.upStale != nil {
 		answered = s.lastAnswer()
-		if s.upStale(now) {
+		if up {
 			out.Upstream = ReasonUpstream
 			since := answered.Add(s.after)
 			if answered.IsZero() {
@@ -109,9 +110,19 @@ func (s *silence) at(now time.Time) Silence {
 	return out
 }
 
-// silent reports whether queryd is silent at now: the responder's Silent,
+// causes reports which causes hold at now: the feed stale, the game server
+// stale or not yet answered. queryd is silent when either does.
+func (s *silence) causes(now time.Time) (feed, upstream bool) {
+	return s.feedStale(now), s.upStale != nil && s.upStale(now)
+}
+
+// silent reports whether queryd is silent at now: the responder's Silent
+// (once per receive batch and server: the causes only, no times),
 // module.Env.Stale.
-func (s *silence) silent(now time.Time) bool { return s.at(now).Silent }
+func (s *silence) silent(now time.Time) bool {
+	feed, up := s.causes(now)
+	return feed || up
+}
 
 // from is the XDP program's input: when it must be silent from (zero:
 // never).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -238,7 +239,7 @@ func (w *batchWorker) drain(s *rsock, rounds int) {
 		if n == 0 {
 			return
 		}
-		s.p.beginBatch(s.ss)
+		s.p.beginBatch(s.ss, time.Now())
 		for i := 0; i < n; i++ {
 			w.handle(s.p, s.ss, i, s.back)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -78,7 +79,7 @@ func TestBusiestSourcesExact(t *testing.T) {
 	b := netip.MustParseAddrPort("127.0.0.3:1000")
 	v6a := netip.MustParseAddrPort("[2001:db8:1:2::1]:1000")
 	v6b := netip.MustParseAddrPort("[2001:db8:1:2::ffff]:2000") // the same /64
-	f.s.beginBatch(f.ss)
+	f.s.beginBatch(f.ss, time.Now())
 	for i := 0; i < 5; i++ {
 		f.send(a, true)
 	}
@@ -122,7 +123,7 @@ func TestBusiestSourcesExact(t *testing.T) {
 func TestBusiestSourcesHeavyHitter(t *testing.T) {
 	f := newBusyFixture(t)
 	heavy := netip.MustParseAddrPort("127.9.9.9:5000")
-	f.s.beginBatch(f.ss)
+	f.s.beginBatch(f.ss, time.Now())
 	const others = 20000
 	sent := uint64(0)
 	for i := 0; i < others; i++ {
@@ -152,7 +153,7 @@ func TestBusiestSourcesNoAlloc(t *testing.T) {
 	allocs := testing.AllocsPerRun(2000, func() {
 		i++
 		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)}), 1)
-		f.s.beginBatch(f.ss)
+		f.s.beginBatch(f.ss, time.Now())
 		f.s.process(f.ss, req, f.scratch, src, nil, nil)
 		f.ss.flush()
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"time"
 )
 
 var (
@@ -63,7 +64,7 @@ func (l *portableListener) serve(set *socketSet, p pipeline) {
 			ss.stats.trunc.Add(1)
 			continue
 		}
-		p.beginBatch(ss)
+		p.beginBatch(ss, time.Now())
 		src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 		out := p.process(ss, buf[:n], scratch, src, oob[:oobn], back)
 		ss.flush()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -57,7 +58,7 @@ func BenchmarkProcessA2SInfo(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.beginBatch(ss)
+		s.beginBatch(ss, time.Now())
 		if out := s.process(ss, req, scratch, src, nil, nil); len(out) != 1 {
 			b.Fatal("not answered")
 		}
@@ -83,7 +84,7 @@ func TestProcessUnclaimedAllocs(t *testing.T) {
 	ss := s.newSession()
 	scratch := make([]byte, ScratchSize)
 	if n := testing.AllocsPerRun(1000, func() {
-		s.beginBatch(ss)
+		s.beginBatch(ss, time.Now())
 		s.process(ss, req, scratch, src, nil, nil)
 		ss.flush()
 	}); n != 0 {

@@ -254,11 +254,11 @@ type batchState struct {
 	debug  bool // the logger is at debug level
 }
 
-// beginBatch readies ss for a batch of datagrams received now.
-func (s *Server) beginBatch(ss *session) {
+// beginBatch readies ss for a batch of datagrams received at now.
+func (s *Server) beginBatch(ss *session, now time.Time) {
 	ss.top.begin()
 	b := &ss.batch
-	*b = batchState{now: time.Now(), rt: s.route.Load(), lim: s.limit.Load(), deny: s.deny.Load()}
+	*b = batchState{now: now, rt: s.route.Load(), lim: s.limit.Load(), deny: s.deny.Load()}
 	if s.cfg.Clock != nil {
 		s.cfg.Clock.Set(b.now)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // SocketConfig configures queryd's socket layer on its own (Sockets); a
@@ -49,8 +50,9 @@ func (c SocketConfig) withDefaults() (SocketConfig, error) {
 type pipeline interface {
 	// newSession makes one receive loop's state.
 	newSession() *session
-	// beginBatch readies ss for a batch of datagrams received now.
-	beginBatch(ss *session)
+	// beginBatch readies ss for a batch of datagrams received at now
+	// (one reading of the clock serves every socket of a round).
+	beginBatch(ss *session, now time.Time)
 	// process answers one datagram of the batch and returns the datagrams
 	// to send (pointing into scratch or into a handler's replies).
 	process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte
@@ -179,7 +181,7 @@ func (s *Sockets) newSession() *session {
 	return &session{stats: s.metrics.newWorker(), out: make([][]byte, 0, 64)}
 }
 
-func (s *Sockets) beginBatch(*session) {}
+func (s *Sockets) beginBatch(*session, time.Time) {}
 
 func (s *Sockets) process(ss *session, req, scratch []byte, src netip.AddrPort, _ []byte, _ Sender) [][]byte {
 	if !s.h.Claims(req) {

@@ -96,7 +96,8 @@ type uloop struct {
 	byGID  []*ugroup
 
 	// The round.
-	rounds  uint64 // rounds begun
+	rounds  uint64    // rounds begun
+	now     time.Time // when the round began
 	held    []uheld
 	touched []*rsock
 	rearm   []*rsock
@@ -216,6 +217,7 @@ func (lp *uloop) run() {
 		lp.closeEnded()
 		lp.release()
 		lp.rounds++
+		lp.now = time.Now() // every socket's batch of the round
 		lp.harvest()
 		lp.endRound()
 		if len(lp.closed) > 0 { // submit their last replies, then close them
@@ -364,7 +366,7 @@ func (lp *uloop) answer(s *rsock, b []byte) {
 	flags := *(*uint32)(unsafe.Pointer(&b[12]))
 	if s.round != lp.rounds {
 		s.round = lp.rounds
-		s.p.beginBatch(s.ss)
+		s.p.beginBatch(s.ss, lp.now)
 		lp.touched = append(lp.touched, s)
 	}
 	oob := b[uringCtrlOff : uringCtrlOff+min(int(ctrllen), ctrlSize)]
