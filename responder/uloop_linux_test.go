@@ -81,7 +81,7 @@ func TestURingInUse(t *testing.T) {
 	if _, err := unix.Write(c, []byte("query")); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := unix.Read(c, buf); err != nil || string(buf[:n]) != "reply" {
+	if n, err := readRetry(c, buf); err != nil || string(buf[:n]) != "reply" {
 		t.Fatalf("read %q, %v", buf[:max(n, 0)], err)
 	}
 }
@@ -103,7 +103,7 @@ func TestURingRefusedFallsBack(t *testing.T) {
 	c := connected(t, s)
 	buf := make([]byte, 64)
 	unix.Write(c, []byte("query"))
-	if n, err := unix.Read(c, buf); err != nil || string(buf[:n]) != "reply" {
+	if n, err := readRetry(c, buf); err != nil || string(buf[:n]) != "reply" {
 		t.Fatalf("read %q, %v", buf[:max(n, 0)], err)
 	}
 }
@@ -119,7 +119,7 @@ func TestURingServeNoAlloc(t *testing.T) {
 		if _, err := unix.Write(c, req); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := unix.Read(c, buf); err != nil {
+		if _, err := readRetry(c, buf); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,7 +164,7 @@ func TestURingManySocketsFullRounds(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for i, c := range cs {
 		for j := 0; j < each; j++ {
-			if n, err := unix.Read(c, buf); err != nil || string(buf[:n]) != "reply" {
+			if n, err := readRetry(c, buf); err != nil || string(buf[:n]) != "reply" {
 				t.Fatalf("server %d, reply %d: %q, %v", i, j, buf[:max(n, 0)], err)
 			}
 		}
@@ -178,6 +178,17 @@ func TestGroupBuffers(t *testing.T) {
 	for _, tc := range []struct{ size, want int }{{256, 1024}, {2240, 1024}, {4160, 512}, {8256, 256}, {65728, 32}, {1 << 20, 16}} {
 		if got := groupBuffers(tc.size); got != tc.want {
 			t.Errorf("groupBuffers(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+}
+
+// readRetry is unix.Read on a blocking socket, asked again when a signal
+// (the Go runtime's preemption) interrupts it.
+func readRetry(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, buf)
+		if err != unix.EINTR {
+			return n, err
 		}
 	}
 }
