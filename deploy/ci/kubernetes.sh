@@ -22,8 +22,8 @@ SCHEMAS=${QUERYD_AGONES_SCHEMAS:-../shared/schemas/agones}
 # builds with (so it is in the module cache once kustomize is).
 KUBE_OPENAPI=v0.0.0-20241212222426-2c72e554b1e7
 
-kustomize=$(go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.7.1)
-kubeconform=$(go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0)
+kustomize=$(go_tool kustomize)
+kubeconform=$(go_tool kubeconform)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -45,11 +45,20 @@ need_debs() {
 	fi
 }
 
-# go_tool NAME MODULE@VERSION prints the path of a Go tool built from the
+# go_tools are the Go tools the steps use, each MODULE@VERSION (built by
+# the tools step, deploy/ci/tools.sh, before the steps that use them).
+declare -A go_tools=(
+	[kustomize]=sigs.k8s.io/kustomize/kustomize/v5@v5.7.1
+	[kubeconform]=github.com/yannh/kubeconform/cmd/kubeconform@v0.7.0
+	[goreleaser]=github.com/goreleaser/goreleaser/v2@v2.15.1
+)
+
+# go_tool NAME prints the path of Go tool NAME (go_tools) built from the
 # Go module proxy, building it into the cache on first use (one binary per
 # version, so a version change rebuilds it).
 go_tool() {
-	local name=$1 pkg=$2
+	local name=$1 pkg=${go_tools[$1]:-}
+	[ -n "$pkg" ] || fail "go_tool: no tool '$name' in go_tools"
 	local dir="$QUERYD_CI_CACHE/bin/${name}-${pkg##*@}"
 	if [ ! -x "$dir/$name" ]; then
 		say "go install $pkg (first run on this machine; cached in $dir)" >&2

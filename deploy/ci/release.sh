@@ -21,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT=$PWD
 
 need_debs file=file readelf=binutils unzip=unzip
-goreleaser=$(go_tool goreleaser github.com/goreleaser/goreleaser/v2@v2.15.1)
+goreleaser=$(go_tool goreleaser)
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 
