@@ -5,8 +5,6 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/queryd/queryd/daemon/status"
 )
 
 // trackedRegisterer registers into the host's registry through a wrapper
@@ -15,19 +13,20 @@ import (
 // removing its file) and a server started again under the same name can
 // register them anew.
 //
-// A collector that exports a metric the status page samples
-// (status.Metrics) is also registered, unwrapped, in sampled: the
+// A collector that exports a metric the status page samples (names:
+// status.Metrics with the modules' heartbeats) is also registered, unwrapped, in sampled: the
 // server's sampler gathers only those once a second, not the host's whole
 // registry (whose wrapped series cost a descriptor each per gather).
 type trackedRegisterer struct {
 	inner   prometheus.Registerer
+	names   []string // the sampled metrics
 	sampled *prometheus.Registry
 	mu      sync.Mutex
 	cs      []prometheus.Collector
 }
 
-func newTrackedRegisterer(inner prometheus.Registerer) *trackedRegisterer {
-	return &trackedRegisterer{inner: inner, sampled: prometheus.NewRegistry()}
+func newTrackedRegisterer(inner prometheus.Registerer, sampled []string) *trackedRegisterer {
+	return &trackedRegisterer{inner: inner, names: sampled, sampled: prometheus.NewRegistry()}
 }
 
 // Register registers c and remembers it.
@@ -35,7 +34,7 @@ func (r *trackedRegisterer) Register(c prometheus.Collector) error {
 	if err := r.inner.Register(c); err != nil {
 		return err
 	}
-	if exportsSampled(c) {
+	if exportsSampled(c, r.names) {
 		r.sampled.Register(c) // the same descriptors: accepted where inner accepted them
 	}
 	r.mu.Lock()
@@ -44,14 +43,14 @@ func (r *trackedRegisterer) Register(c prometheus.Collector) error {
 	return nil
 }
 
-// exportsSampled reports whether c describes a metric of status.Metrics.
-func exportsSampled(c prometheus.Collector) bool {
+// exportsSampled reports whether c describes a metric named in names.
+func exportsSampled(c prometheus.Collector, names []string) bool {
 	ch := make(chan *prometheus.Desc, 16)
 	go func() { c.Describe(ch); close(ch) }()
 	found := false
 	for d := range ch {
 		s := d.String() // Desc{fqName: "NAME", ...}
-		for _, m := range status.Metrics {
+		for _, m := range names {
 			if strings.Contains(s, `fqName: "`+m+`"`) {
 				found = true
 			}

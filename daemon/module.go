@@ -26,3 +26,21 @@ type Module interface {
 type Servicer interface {
 	Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error)
 }
+
+// Heartbeater is the optional capability of a module whose services send
+// master heartbeats (Quake 3's): it names their metrics, which the status
+// page's heartbeats card reads, so that the page names no protocol.
+type Heartbeater interface {
+	HeartbeatMetrics() module.HeartbeatMetrics
+}
+
+// heartbeatMetrics are the first Heartbeater's metrics among mods (the
+// zero value: none, no card).
+func heartbeatMetrics(mods []Module) module.HeartbeatMetrics {
+	for _, m := range mods {
+		if h, ok := m.(Heartbeater); ok {
+			return h.HeartbeatMetrics()
+		}
+	}
+	return module.HeartbeatMetrics{}
+}

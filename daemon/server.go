@@ -70,7 +70,8 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 	if d.multi.Load() {
 		s.log = d.log.With("server", name)
 	}
-	s.reg = newTrackedRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, d.reg))
+	s.reg = newTrackedRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, d.reg),
+		status.Metrics(heartbeatMetrics(d.opts.Modules)))
 	s.sup = newSupervisor(s.log)
 	defer func() {
 		if err != nil {

@@ -169,10 +169,8 @@ func shareLimits(l responder.Limits) responder.Limits {
 	if l == (responder.Limits{}) {
 		l = responder.DefaultLimits
 	}
-	l.PerIPRate = max(l.PerIPRate/2, 1)
-	l.PerIPBurst = max(l.PerIPBurst/2, 1500)
-	l.UnprovenRate = max(l.UnprovenRate/2, 1)
-	l.UnprovenBurst = max(l.UnprovenBurst/2, 1500)
+	l.PerIPRate, l.PerIPBurst = responder.SplitBudget(l.PerIPRate, l.PerIPBurst, 2)
+	l.UnprovenRate, l.UnprovenBurst = responder.SplitBudget(l.UnprovenRate, l.UnprovenBurst, 2)
 	return l
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
@@ -159,6 +160,11 @@ heartbeat = "QuakeArena-1"
 	if n := d.Metric(t, "queryd_quake3_master_getinfo_total", ""); n != 1 {
 		t.Errorf("master getinfo counted %v, want 1", n)
 	}
+	// The status page's heartbeats card reads the metrics this module names
+	// (HeartbeatMetrics), sampled once a second.
+	if card := heartbeatsCard(t, d.AdminAddr(), 1); card["heartbeats"] != 1.0 {
+		t.Errorf("status.json heartbeats card %v, want 1 heartbeat", card)
+	}
 
 	// A reload makes a new handler: the master's next getinfo is counted
 	// too, without waiting for the next heartbeat.
@@ -192,6 +198,32 @@ heartbeat = "QuakeArena-1"
 	if n := d.Metric(t, "queryd_quake3_heartbeat_errors_total", ""); n < 1 {
 		t.Errorf("the IPv6 master (no IPv6 socket to send from) was not counted as an error")
 	}
+}
+
+// heartbeatsCard polls admin's /status.json (at most 5 s) until its
+// heartbeats card has counted getinfo master queries, and returns the card.
+func heartbeatsCard(t *testing.T, admin string, getinfo float64) map[string]any {
+	t.Helper()
+	var card map[string]any
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get("http://" + admin + "/status.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Heartbeats map[string]any `json:"heartbeats"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&doc)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if card = doc.Heartbeats; card != nil && card["master_getinfo"] == getinfo {
+			return card
+		}
+	}
+	t.Fatalf("status.json heartbeats card %v after 5 s, want %v master getinfo", card, getinfo)
+	return nil
 }
 
 // A stale feed flatlines; the next feed message heartbeats again.

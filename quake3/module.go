@@ -98,6 +98,12 @@ func (w *masterWatch) isMaster(a netip.Addr) bool {
 	return false
 }
 
+// HeartbeatMetrics names the master heartbeats' metrics for the status
+// page's heartbeats card (the daemon's Heartbeater capability).
+func (Module) HeartbeatMetrics() module.HeartbeatMetrics {
+	return module.HeartbeatMetrics{Sent: MetricHeartbeats, Errors: MetricHeartbeatErrors, Getinfo: MetricMasterGetinfo}
+}
+
 // Probe is getinfo with a challenge: Quake 3 has no challenge round trip.
 func (Module) Probe() module.Probe {
 	return module.Probe{

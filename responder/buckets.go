@@ -60,8 +60,9 @@ const bucketWays = 4
 //
 // Each bucket is GCRA, the token bucket kept as one time: tat, when the
 // bucket would be full again. n tokens may be taken at now when
-// max(tat, now) + n·perToken − now ≤ depth (depth = burst·perToken); taking
-// them sets tat to max(tat, now) + n·perToken. A bucket whose tat has passed
+// max(tat, now) + cost(n) − now ≤ the burst's cost; taking them sets tat to
+// max(tat, now) + cost(n) (gcra.go holds the arithmetic, which the fast
+// path shares). A bucket whose tat has passed
 // is full: it holds nothing a fresh bucket would not.
 //
 // The table is split in shards, each behind its own lock, each an array of
@@ -82,12 +83,12 @@ const bucketWays = 4
 // table's start): a step of the wall clock neither freezes nor refills a
 // bucket.
 type sourceBuckets struct {
-	perToken float64 // nanoseconds per token: 1e9 / rate
-	depth    int64   // nanoseconds: the cost of burst tokens
-	maxSets  int     // each shard's most sets: a power of two
-	start    time.Time
-	seed     [2]uint64
-	shards   [shards]bucketShard
+	gcra    GCRA  // what tokens cost, and how far ahead of now a bucket may run
+	depth   int64 // gcra.Tolerance(), read on every lookup
+	maxSets int   // each shard's most sets: a power of two
+	start   time.Time
+	seed    [2]uint64
+	shards  [shards]bucketShard
 }
 
 // epoch keeps every time handed in positive, so that an unused slot (tat 0)
@@ -117,8 +118,8 @@ func newSourceBuckets(r rate.Limit, burst, tracked int) (*sourceBuckets, error) 
 	if !(r > 0) || math.IsInf(float64(r), 0) || burst < 1 || tracked < 1 {
 		return nil, fmt.Errorf("per-source buckets: want a positive finite rate, burst and size, got %v, %d, %d", r, burst, tracked)
 	}
-	b := &sourceBuckets{perToken: 1e9 / float64(r), start: time.Now()}
-	b.depth = b.cost(burst)
+	b := &sourceBuckets{gcra: NewGCRA(float64(r), burst), start: time.Now()}
+	b.depth = b.gcra.Tolerance()
 	perShard := (tracked + shards - 1) / shards
 	b.maxSets = 1 << bits.Len(uint((perShard+bucketWays-1)/bucketWays-1))
 	var seed [16]byte
@@ -133,9 +134,7 @@ func newSourceBuckets(r rate.Limit, burst, tracked int) (*sourceBuckets, error) 
 }
 
 // cost is n tokens' time in nanoseconds, rounded up.
-func (b *sourceBuckets) cost(n int) int64 {
-	return int64(math.Ceil(float64(n) * b.perToken))
-}
+func (b *sourceBuckets) cost(n int) int64 { return b.gcra.Cost(n) }
 
 // mix64 is splitmix64's finalizer: a bijection of 64 bits in which every
 // input bit moves every output bit.

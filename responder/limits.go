@@ -42,6 +42,16 @@ func (l Limits) Validate() error {
 	return nil
 }
 
+// SplitBudget is one of n equal shares of a budget of rate bytes/s and
+// burst bytes: the rate divided (at least 1 byte/s), the burst divided but
+// never below one datagram (1,500 bytes). Every split of a budget is this
+// one: the unproven budget among the receive loops here and among the CPUs
+// in the fast path, and each budget between the two paths (package daemon).
+func SplitBudget(rate, burst, n int) (int, int) {
+	n = max(n, 1)
+	return max(rate/n, 1), max(burst/n, 1500)
+}
+
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
 	lim   Limits
@@ -64,9 +74,10 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 		return nil, fmt.Errorf("per-IP budget: %w", err)
 	}
 	loops = max(loops, 1)
-	lim := &limiter{lim: l, perIP: perIP, unprovenBurst: max(l.UnprovenBurst/loops, 1500)}
+	share, burst := SplitBudget(l.UnprovenRate, l.UnprovenBurst, loops)
+	lim := &limiter{lim: l, perIP: perIP, unprovenBurst: burst}
 	for i := 0; i < loops; i++ {
-		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(l.UnprovenRate/loops), lim.unprovenBurst))
+		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(share), burst))
 	}
 	return lim, nil
 }

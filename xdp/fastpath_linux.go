@@ -355,12 +355,6 @@ func clocks() (mono, wall int64) {
 	return m.Nano(), time.Now().UnixNano()
 }
 
-// tau is how long a bucket of burst tokens at rate tokens/s takes to fill,
-// in ns, rounded up: the GCRA's tolerance.
-func tau(burst uint64, rate float64) uint64 {
-	return uint64(math.Ceil(float64(burst) * 1e9 / rate))
-}
-
 // Counts returns the program's counters of every server summed over the
 // CPUs, by protocol (CountsOf gives one server's).
 func (f *FastPath) Counts() []responder.Counts {

@@ -370,35 +370,25 @@ func freshUntil(silentFrom func() time.Time, wall, mono int64) uint64 {
 }
 
 // setBudgets writes a server's byte budgets and Quake 3's and Bedrock's
-// packet rates into c, with the responder's semantics: the unproven budget
-// split among the receive loops (here the CPUs), each share's burst at
-// least 1,500 bytes.
+// packet rates into c, with the responder's semantics and arithmetic
+// (responder.GCRA, responder.SplitBudget): the unproven budget split among
+// the receive loops (here the CPUs).
 func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	l := *s.limits.Load()
 	if l == (responder.Limits{}) {
 		l = responder.DefaultLimits
 	}
-	rate := uint64(max(l.PerIPRate, 1))
-	c.PeripNs, c.PeripBurst = nsPerByte(rate), uint64(l.PerIPBurst)
-	c.PeripTau = tau(c.PeripBurst, float64(rate))
-	n := max(f.ncpu, 1)
-	unp := uint64(max(l.UnprovenRate/n, 1))
-	c.UnpNs = nsPerByte(unp)
-	c.UnpBurst = uint64(max(l.UnprovenBurst/n, 1500))
-	c.UnpTau = tau(c.UnpBurst, float64(unp))
+	perIP := responder.NewGCRA(float64(max(l.PerIPRate, 1)), max(l.PerIPBurst, 1))
+	c.PeripNs, c.PeripBurst, c.PeripTau = perIP.CostQ16(), uint64(l.PerIPBurst), uint64(perIP.Tolerance())
+	rate, burst := responder.SplitBudget(l.UnprovenRate, l.UnprovenBurst, f.ncpu)
+	unp := responder.NewGCRA(float64(rate), burst)
+	c.UnpNs, c.UnpBurst, c.UnpTau = unp.CostQ16(), uint64(burst), uint64(unp.Tolerance())
 	c.Q3Cost, c.Q3Tau = packetRate(s, protoQ3)
 	c.BedrockCost, c.BedrockTau = packetRate(s, protoBedrock)
 }
 
 // epochNS is the token epoch (challenge.Epoch, the program's EPOCH_NS).
 const epochNS = uint64(challenge.Epoch)
-
-// nsPerByte is what one byte costs at rate bytes/s, in ns << 16, rounded
-// up (the program multiplies and shifts instead of dividing per frame; a
-// reply of n bytes then costs at most n / 65536 + 1 ns more than exactly).
-func nsPerByte(rate uint64) uint64 {
-	return (uint64(1e9)<<16 + rate - 1) / rate
-}
 
 // packetRate is the per-source packet rate of the protocol of the
 // program's row proto, as the GCRA's cost per request and tolerance in ns
@@ -414,7 +404,8 @@ func packetRate(s *server, proto int) (cost, tolerance uint64) {
 			continue
 		}
 		if r, burst := pl.PacketLimit(); r > 0 {
-			return uint64(math.Ceil(1e9 / r)), tau(uint64(max(burst, 1)), r)
+			g := responder.NewGCRA(r, max(burst, 1))
+			return uint64(g.Cost(1)), uint64(g.Tolerance())
 		}
 	}
 	return 0, 0

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/relay"
 	"github.com/queryd/queryd/responder"
 )
@@ -20,15 +20,21 @@ const (
 	metricRelayOpened   = relay.MetricSessionsOpened
 	metricRelayEvicted  = relay.MetricSessionsEvicted
 	metricRelayPackets  = relay.MetricPackets
-	metricHeartbeats    = quake3.MetricHeartbeats
-	metricHeartbeatErrs = quake3.MetricHeartbeatErrors
-	metricMasterGetinfo = quake3.MetricMasterGetinfo
 )
 
-// Metrics are the names of the metrics the sampler reads: a daemon may
+// Metrics are the names of the metrics the sampler reads, with those of
+// the master heartbeats hb (a module's, Source.Heartbeats): a daemon may
 // give it a Gatherer of only the collectors that export them.
-var Metrics = []string{metricRequests, metricBytesIn, metricBytesOut, metricRelaySessions, metricRelayOpened,
-	metricRelayEvicted, metricRelayPackets, metricHeartbeats, metricHeartbeatErrs, metricMasterGetinfo}
+func Metrics(hb module.HeartbeatMetrics) []string {
+	names := []string{metricRequests, metricBytesIn, metricBytesOut, metricRelaySessions, metricRelayOpened,
+		metricRelayEvicted, metricRelayPackets}
+	for _, n := range []string{hb.Sent, hb.Errors, hb.Getinfo} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
 
 // Outcomes are the per-protocol outcome series of the traffic card: every
 // outcome of queryd_requests_total, as the responder names them (its one
@@ -56,9 +62,10 @@ type counters struct {
 	getinfo                      float64
 }
 
-// readCounters gathers g and picks the sampled metrics out; with an error
-// (a collector that failed) it still returns what was gathered.
-func readCounters(g prometheus.Gatherer) (*counters, error) {
+// readCounters gathers g and picks the sampled metrics out, hb's among
+// them; with an error (a collector that failed) it still returns what was
+// gathered.
+func readCounters(g prometheus.Gatherer, hb module.HeartbeatMetrics) (*counters, error) {
 	mfs, err := g.Gather()
 	if err != nil {
 		err = fmt.Errorf("gather metrics: %w", err)
@@ -71,7 +78,7 @@ func readCounters(g prometheus.Gatherer) (*counters, error) {
 				l.set(lp.GetName(), lp.GetValue())
 			}
 			// A counter's or a gauge's value (the other's getter gives 0).
-			c.add(mf.GetName(), l, m.GetCounter().GetValue()+m.GetGauge().GetValue())
+			c.add(mf.GetName(), l, m.GetCounter().GetValue()+m.GetGauge().GetValue(), hb)
 		}
 	}
 	return c, err
@@ -93,8 +100,13 @@ func (l *labels) set(name, value string) {
 	}
 }
 
-// add takes one series' value v if the sampler reads metric name.
-func (c *counters) add(name string, l labels, v float64) {
+// add takes one series' value v if the sampler reads metric name (hb: the
+// heartbeats' names).
+func (c *counters) add(name string, l labels, v float64, hb module.HeartbeatMetrics) {
+	if name != "" && (name == hb.Sent || name == hb.Errors || name == hb.Getinfo) {
+		c.addHeartbeats(name, l, v, hb)
+		return
+	}
 	switch name {
 	case metricRequests:
 		c.proto(l.protocol)[l.outcome] += v
@@ -110,17 +122,23 @@ func (c *counters) add(name string, l labels, v float64) {
 		c.relay["evicted"] += v
 	case metricRelayPackets:
 		c.relay[l.direction] += v
-	case metricHeartbeats:
-		c.heartbeatsOn = true
+	}
+}
+
+// addHeartbeats takes one series of the master heartbeats' metrics hb.
+func (c *counters) addHeartbeats(name string, l labels, v float64, hb module.HeartbeatMetrics) {
+	c.heartbeatsOn = true
+	switch name {
+	case hb.Sent:
 		if l.kind == "flatline" {
 			c.flatlines += v
 		} else {
 			c.heartbeats += v
 		}
-	case metricHeartbeatErrs:
-		c.heartbeatsOn, c.hbErr = true, v
-	case metricMasterGetinfo:
-		c.heartbeatsOn, c.getinfo = true, v
+	case hb.Errors:
+		c.hbErr = v
+	case hb.Getinfo:
+		c.getinfo = v
 	}
 }
 

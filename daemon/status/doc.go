@@ -23,8 +23,9 @@
 // (interop/page_test.go), so that chromedp is no dependency of queryd's.
 //
 // The Sampler reads the counters the daemon already keeps (its Prometheus
-// registry: the responder's queryd_requests_total and bytes, the relay's
-// and the Quake 3 heartbeats' metrics) once a second into fixed-size rings
+// registry: the responder's queryd_requests_total and bytes, the relay's,
+// and the master heartbeats' metrics that a module names, Source.Heartbeats,
+// so that the page names no protocol) once a second into fixed-size rings
 // (Samples seconds), plus the busiest sources that the responder's receive
 // loops count (responder.Server.DrainSources) and the XDP fast path counts
 // in the driver (xdp.FastPath.DrainSources), kept for the last minute in

@@ -24,7 +24,7 @@ type Report struct {
 	Upstream   *UpstreamCard  `json:"upstream"` // null without [upstream]
 	Traffic    TrafficCard    `json:"traffic"`
 	Relay      *RelayCard     `json:"relay"`      // null when relay mode is off
-	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without [[quake3.masters]]
+	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without a module's master heartbeats ([[quake3.masters]])
 	Busiest    BusiestCard    `json:"busiest"`
 }
 

@@ -143,7 +143,7 @@ func (s *Sampler) JSON() []byte {
 }
 
 func (s *Sampler) sample(now time.Time) {
-	c, err := readCounters(s.src.Gatherer)
+	c, err := readCounters(s.src.Gatherer, s.src.Heartbeats)
 	if err != nil && now.Sub(s.warned) >= time.Minute {
 		s.warned = now
 		s.log.Warn("status page: reading the metrics (the page shows what could be read)", "err", err)

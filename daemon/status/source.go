@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
@@ -48,6 +49,9 @@ type Source struct {
 	Upstream func() upstream.Status
 	// Gatherer holds the counters the sampler reads once a second.
 	Gatherer prometheus.Gatherer
+	// Heartbeats names the master heartbeats' metrics (a module's, found
+	// by the daemon); the zero value: no heartbeats card.
+	Heartbeats module.HeartbeatMetrics
 	// UnprovenUse is how much of the global unproven budget is drawn now
 	// (0 to 1); nil: not shown.
 	UnprovenUse func(now time.Time) float64

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/queryd/queryd/daemon/status"
+	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
@@ -55,9 +56,9 @@ func newFakeDaemon(t testing.TB) *fakeDaemon {
 	f.opened = prometheus.NewCounter(prometheus.CounterOpts{Name: "queryd_relay_sessions_opened_total"})
 	f.evicted = prometheus.NewCounter(prometheus.CounterOpts{Name: "queryd_relay_sessions_evicted_total"})
 	f.packets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queryd_relay_packets_total"}, []string{"direction"})
-	f.beats = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "queryd_quake3_heartbeats_total"}, []string{"kind"})
-	f.beatErrs = prometheus.NewCounter(prometheus.CounterOpts{Name: "queryd_quake3_heartbeat_errors_total"})
-	f.getinfo = prometheus.NewCounter(prometheus.CounterOpts{Name: "queryd_quake3_master_getinfo_total"})
+	f.beats = prometheus.NewCounterVec(prometheus.CounterOpts{Name: fakeHeartbeats.Sent}, []string{"kind"})
+	f.beatErrs = prometheus.NewCounter(prometheus.CounterOpts{Name: fakeHeartbeats.Errors})
+	f.getinfo = prometheus.NewCounter(prometheus.CounterOpts{Name: fakeHeartbeats.Getinfo})
 	f.reg.MustRegister(f.requests, f.bytesIn, f.bytesOut, f.sessions, f.opened, f.evicted, f.packets, f.beats, f.beatErrs, f.getinfo)
 	for _, p := range []string{"a2s", "quake3", "unknown"} {
 		for _, o := range status.Outcomes {
@@ -86,6 +87,15 @@ func stateDoc(t testing.TB, s string) map[string]any {
 	return doc
 }
 
+// fakeHeartbeats names the fake's master heartbeats' metrics, as a module
+// that sends heartbeats names them (quake3's names: the page reads whichever
+// it is given).
+var fakeHeartbeats = module.HeartbeatMetrics{
+	Sent:    "queryd_quake3_heartbeats_total",
+	Errors:  "queryd_quake3_heartbeat_errors_total",
+	Getinfo: "queryd_quake3_master_getinfo_total",
+}
+
 func (f *fakeDaemon) source() status.Source {
 	return status.Source{
 		Snapshot:     f.store.Snapshot,
@@ -96,6 +106,7 @@ func (f *fakeDaemon) source() status.Source {
 		Silence:      f.silence,
 		StaleAfter:   60 * time.Second,
 		Gatherer:     f.reg,
+		Heartbeats:   fakeHeartbeats,
 		UnprovenUse:  func(time.Time) float64 { return 0.25 },
 		DrainSources: f.drain,
 		Build:        status.Build{Version: "v-test"},
@@ -495,6 +506,43 @@ func TestStatusPartialGather(t *testing.T) {
 	r := s.Report(t0.Add(time.Second))
 	if len(r.Traffic.Protocols) != 3 || !slices.Equal(r.Traffic.Protocols[1].PerS["answered"], []float64{0, 7}) {
 		t.Fatalf("traffic %+v", r.Traffic.Protocols)
+	}
+}
+
+// TestStatusHeartbeatsNamed: the heartbeats card reads the metrics the
+// source names (a module's) and only those: without names, no card, however
+// the registry's metrics are called; with another module's names, its card.
+func TestStatusHeartbeatsNamed(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	card := func(hb module.HeartbeatMetrics, sent string) *status.HeartbeatCard {
+		f := newFakeDaemon(t)
+		other := prometheus.NewCounterVec(prometheus.CounterOpts{Name: sent}, []string{"kind"})
+		if sent != fakeHeartbeats.Sent {
+			f.reg.MustRegister(other)
+		}
+		src := f.source()
+		src.Heartbeats = hb
+		s := status.New(src, nil)
+		s.Sample(t0)
+		f.beats.WithLabelValues("heartbeat").Add(3)
+		other.WithLabelValues("heartbeat").Add(5)
+		s.Sample(t0.Add(time.Second))
+		return s.Report(t0.Add(time.Second)).Heartbeats
+	}
+	if hb := card(module.HeartbeatMetrics{}, fakeHeartbeats.Sent); hb != nil {
+		t.Errorf("no heartbeat metrics named: card %+v, want none", hb)
+	}
+	if hb := card(fakeHeartbeats, fakeHeartbeats.Sent); hb == nil || hb.Heartbeats != 3 {
+		t.Errorf("the fake's names: card %+v, want 3 heartbeats", hb)
+	}
+	if hb := card(module.HeartbeatMetrics{Sent: "queryd_other_heartbeats_total"}, "queryd_other_heartbeats_total"); hb == nil || hb.Heartbeats != 5 {
+		t.Errorf("another module's names: card %+v, want its 5 heartbeats", hb)
+	}
+	if got := status.Metrics(module.HeartbeatMetrics{}); slices.Contains(got, fakeHeartbeats.Sent) {
+		t.Errorf("Metrics without heartbeats lists %v", got)
+	}
+	if got := status.Metrics(fakeHeartbeats); !slices.Contains(got, fakeHeartbeats.Sent) || !slices.Contains(got, fakeHeartbeats.Getinfo) {
+		t.Errorf("Metrics with heartbeats lists %v", got)
 	}
 }
 
