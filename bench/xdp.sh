@@ -300,8 +300,12 @@ END {
 			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
 		if (n[l SUBSEP "socket"] && n[l SUBSEP "xdp"])
 			printf "%-6s xdp/socket: answers/s %.2fx, machine CPU per answer %.2fx (target >= 1.8x, <= 0.6x)\n", l, A["xdp"] / A["socket"], C["xdp"] / C["socket"]
-		if (n[l SUBSEP "xdp-spread"])
-			printf "%-6s spread/one (%d servers): xdp answers/s %.3fx, machine CPU per answer %.3fx; socket %.3fx, %.3fx (target 0.9-1.1)\n", l, spread, A["xdp-spread"] / A["xdp"], C["xdp-spread"] / C["xdp"], A["socket-spread"] / A["socket"], C["socket-spread"] / C["socket"]
+		for (p = 1; p <= 2; p++) { # spread over SPREAD servers against one, each path that ran both arms
+			one = p == 1 ? "socket" : "xdp"; sp = one "-spread"
+			if (!n[l SUBSEP one] || !n[l SUBSEP sp]) continue
+			printf "%-6s %s spread/one (%d servers): answers/s %.3fx, machine CPU per answer %.3fx (target 0.9-1.1)\n", l, one, spread, A[sp] / A[one], C[sp] / C[one]
+			paired(l, sp, one)
+		}
 		if (n[l SUBSEP "echo"] && n[l SUBSEP "xdp"]) {
 			printf "%-6s xdp/echo: answers/s %.2fx, machine CPU per answer %.2fx (target >= 0.90x, <= 1.10x)\n", l, A["xdp"] / A["echo"], C["xdp"] / C["echo"]
 			paired(l, "xdp", "echo")
