@@ -50,6 +50,9 @@ type Daemon struct {
 	// issuer is one (a batch's time is the time, whichever server's).
 	clock *dgram.Clock
 	build status.Build
+	// heartbeats names the modules' master heartbeats' metrics (a
+	// Heartbeater's), which every server's status page samples.
+	heartbeats module.HeartbeatMetrics
 	// fast is the XDP fast path, one program for every server (nil: off).
 	fast *xdp.FastPath
 	// multi: the host runs (or may run) several servers: logs and
@@ -97,7 +100,8 @@ func New(opts Options) (_ *Daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{opts: opts, main: spec.main, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{}}
+	d := &Daemon{opts: opts, main: spec.main, log: opts.Log, reg: prometheus.NewRegistry(), clock: &dgram.Clock{},
+		heartbeats: heartbeatMetrics(opts.Modules)}
 	d.multi.Store(spec.multi)
 	if d.log == nil {
 		d.log = slog.Default()

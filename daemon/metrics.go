@@ -14,9 +14,10 @@ import (
 // register them anew.
 //
 // A collector that exports a metric the status page samples (names:
-// status.Metrics with the modules' heartbeats) is also registered, unwrapped, in sampled: the
-// server's sampler gathers only those once a second, not the host's whole
-// registry (whose wrapped series cost a descriptor each per gather).
+// status.Metrics of the modules' heartbeats) is also registered,
+// unwrapped, in sampled: the server's sampler gathers only those once a
+// second, not the host's whole registry (whose wrapped series cost a
+// descriptor each per gather).
 type trackedRegisterer struct {
 	inner   prometheus.Registerer
 	names   []string // the sampled metrics

@@ -71,7 +71,7 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 		s.log = d.log.With("server", name)
 	}
 	s.reg = newTrackedRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, d.reg),
-		status.Metrics(heartbeatMetrics(d.opts.Modules)))
+		status.Metrics(d.heartbeats))
 	s.sup = newSupervisor(s.log)
 	defer func() {
 		if err != nil {

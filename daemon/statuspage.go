@@ -25,7 +25,7 @@ func (s *Server) newStatus() *status.Sampler {
 		StaleAfter:   time.Duration(s.cfg.Feed.StaleAfter),
 		Silence:      func(now time.Time) status.Silence { return s.silence.at(now).page() },
 		Gatherer:     s.reg.sampled,
-		Heartbeats:   heartbeatMetrics(s.host.opts.Modules),
+		Heartbeats:   s.host.heartbeats,
 		UnprovenUse:  s.udp.UnprovenUse,
 		DrainSources: s.udp.DrainSources,
 		Build:        s.host.build,
