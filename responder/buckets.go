@@ -83,9 +83,8 @@ const bucketWays = 4
 // table's start): a step of the wall clock neither freezes nor refills a
 // bucket.
 type sourceBuckets struct {
-	gcra    GCRA  // what tokens cost, and how far ahead of now a bucket may run
-	depth   int64 // gcra.Tolerance(), read on every lookup
-	maxSets int   // each shard's most sets: a power of two
+	gcra    GCRA // what tokens cost, and how far ahead of now a bucket may run
+	maxSets int  // each shard's most sets: a power of two
 	start   time.Time
 	seed    [2]uint64
 	shards  [shards]bucketShard
@@ -119,7 +118,6 @@ func newSourceBuckets(r rate.Limit, burst, tracked int) (*sourceBuckets, error) 
 		return nil, fmt.Errorf("per-source buckets: want a positive finite rate, burst and size, got %v, %d, %d", r, burst, tracked)
 	}
 	b := &sourceBuckets{gcra: NewGCRA(float64(r), burst), start: time.Now()}
-	b.depth = b.gcra.Tolerance()
 	perShard := (tracked + shards - 1) / shards
 	b.maxSets = 1 << bits.Len(uint((perShard+bucketWays-1)/bucketWays-1))
 	var seed [16]byte
@@ -172,7 +170,7 @@ func (b *sourceBuckets) allowN(k ipKey, n int, now time.Time) bool {
 	if found {
 		tat = max(slot.tat, t)
 	}
-	if tat+cost-t > b.depth {
+	if tat+cost-t > b.gcra.Tolerance() {
 		return false
 	}
 	*slot = bucketSlot{id: id, tat: tat + cost}
