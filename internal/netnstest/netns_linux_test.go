@@ -9,6 +9,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/xdp"
 )
 
 // TestNet: a datagram from the client's namespace reaches a socket in the
@@ -69,5 +71,76 @@ func TestContains(t *testing.T) {
 		if got := Contains(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Contains(%s) = %v, want %v", a, got, want)
 		}
+	}
+}
+
+// TestDriverStats: the veth's driver statistics are read by name (its
+// peer_ifindex is the client end's index), and XDPTxErrors counts the
+// frames an XDP_TX program on the server's end sends while the client's
+// end cannot take them (its pass program detached): 20 datagrams, 20
+// errors; with the pass program there, none.
+func TestDriverStats(t *testing.T) {
+	n := New(t)
+	st, err := DriverStats(n.ServerNS, n.ServerIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peer int
+	err = Do(n.ClientNS, func() error {
+		ifc, err := net.InterfaceByName(n.ClientIf)
+		if err == nil {
+			peer = ifc.Index
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st["peer_ifindex"] != uint64(peer) {
+		t.Errorf("peer_ifindex = %d, want the client end's index %d (of %d statistics)", st["peer_ifindex"], peer, len(st))
+	}
+	var echo *xdp.Echo
+	if err := Do(n.ServerNS, func() (err error) { echo, err = xdp.AttachEcho(n.ServerIf, false); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	send := func(k int) uint64 {
+		t.Helper()
+		before, err := n.XDPTxErrors()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Do(n.ClientNS, func() error {
+			c, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(netip.AddrPortFrom(ServerAddr4, 27015)))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			for range k {
+				if _, err := c.Write([]byte("echo")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		after, err := n.XDPTxErrors()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return after - before
+	}
+	if got := send(20); got != 0 {
+		t.Errorf("%d XDP_TX errors with the client's pass program attached, want 0", got)
+	}
+	if err := n.pass.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n.pass = nil
+	if got := send(20); got != 20 {
+		t.Errorf("%d XDP_TX errors for 20 echoes the client's end cannot take, want 20", got)
 	}
 }
