@@ -186,10 +186,10 @@ func TestHTTPErrors(t *testing.T) {
 	if r["401"] != 4 || r["404"] != 2 || r["405"] != 4 || r["400"] != 14 || r["200"] != 0 {
 		t.Fatalf("responses %v", r)
 	}
-	// A request refused before its op (401, 404, 405, a bad body) is not
-	// activity; one refused by the state's checks is, as on the socket.
-	if !s.LastFed().IsZero() {
-		t.Logf("last fed %v (the state errors count as activity, as on the socket)", s.LastFed())
+	// No refused request is activity: not one refused before its op (401,
+	// 404, 405, a bad body), nor one refused by the state's checks.
+	if !s.LastFed().IsZero() || !s.Fed().IsZero() {
+		t.Fatalf("refused requests counted as feed activity: last fed %v, fed %v", s.LastFed(), s.Fed())
 	}
 }
 

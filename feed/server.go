@@ -57,7 +57,8 @@ type Server struct {
 	budget   budget
 	drops    drops
 	lastWarn atomic.Int64 // unix nanoseconds of the last warning about a dropped connection
-	lastFed  atomic.Int64 // unix nanoseconds of the last message; 0: never
+	lastFed  atomic.Int64 // unix nanoseconds of the last activity (Activity); 0: never
+	fedAt    atomic.Int64 // unix nanoseconds of the first accepted state; 0: never
 	stale    atomic.Bool  // last reported staleness, for logging the change once
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{}
@@ -259,8 +260,9 @@ func (s *Server) Stats() Stats {
 	}
 }
 
-// Stale reports whether the feed has spoken and then been quiet for longer
-// than StaleAfter. While it is, the responders answer nothing.
+// Stale reports whether the feed has had activity (see Activity) and then
+// none for longer than StaleAfter. While it is, the responders answer
+// nothing.
 func (s *Server) Stale(now time.Time) bool {
 	last := s.lastFed.Load()
 	if last == 0 || s.cfg.StaleAfter <= 0 {
@@ -277,12 +279,47 @@ func (s *Server) Stale(now time.Time) bool {
 	return stale
 }
 
-// LastFed returns when the feed last sent a message (zero if never).
-func (s *Server) LastFed() time.Time {
-	if n := s.lastFed.Load(); n != 0 {
-		return time.Unix(0, n)
+// LastFed returns when the feed last had activity (see Activity; zero if
+// never).
+func (s *Server) LastFed() time.Time { return unixTime(s.lastFed.Load()) }
+
+// Fed returns when the feed first sent state that queryd accepted (zero if
+// never): until then queryd serves [server] (or the [upstream] answer).
+func (s *Server) Fed() time.Time { return unixTime(s.fedAt.Load()) }
+
+// unixTime is n unix nanoseconds as a time; zero for 0.
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
-	return time.Time{}
+	return time.Unix(0, n)
+}
+
+// Activity reports whether a message with op and its reply's ok is feed
+// activity, which keeps queryd from going stale: a replace or patch that
+// was accepted, or a ping. A rejected state, get and peer never are (they
+// only read, or changed nothing), nor is a connection that sends nothing.
+// This is the one place that says it, for the socket and the HTTP feed.
+func Activity(op string, ok bool) bool {
+	switch op {
+	case "replace", "patch":
+		return ok
+	case "ping":
+		return true
+	}
+	return false
+}
+
+// noteActivity records the activity of a message with op and its reply.
+func (s *Server) noteActivity(op string, rep Reply) {
+	if !Activity(op, rep.OK) {
+		return
+	}
+	now := time.Now().UnixNano()
+	s.lastFed.Store(now)
+	if op != "ping" {
+		s.fedAt.CompareAndSwap(0, now)
+	}
 }
 
 func (s *Server) serveConn(c net.Conn) {
@@ -375,11 +412,17 @@ func (s *Server) apply(line []byte) Reply {
 	return s.do(m)
 }
 
-// do carries out one parsed message (from the socket or the HTTP feed): it
-// is activity, whatever its reply.
+// do carries out one parsed message (from the socket or the HTTP feed) and
+// records whether it was activity (Activity).
 func (s *Server) do(m message) Reply {
+	rep := s.carryOut(m)
+	s.noteActivity(m.op, rep)
+	return rep
+}
+
+// carryOut carries out one parsed message.
+func (s *Server) carryOut(m message) Reply {
 	var err error
-	s.lastFed.Store(time.Now().UnixNano())
 	switch m.op {
 	case "replace", "patch":
 		var v uint64
@@ -403,7 +446,7 @@ func (s *Server) do(m message) Reply {
 		if err != nil {
 			return Reply{Error: "peer: " + err.Error()}
 		}
-		return Reply{OK: true, Peer: p, Local: local}
+		return Reply{OK: true, Version: s.store.Snapshot().Version, Peer: p, Local: local}
 	}
 	return Reply{OK: true, Version: s.store.Snapshot().Version} // ping
 }
