@@ -61,7 +61,7 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	ln := &netlimit.Listener{Listener: raw, Max: adminMaxConns, Logger: d.log.With("part", "admin")}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
-	status.RegisterHost(mux, status.Host{Sampler: d.sampler, Servers: d.serversJSON}) // GET /, /status.json, /servers.json
+	status.RegisterHost(mux, status.Host{Sampler: d.sampler, Servers: d.serversJSON, Down: d.downError, Count: d.serverCount}) // GET /, /status.json, /servers.json
 	mux.HandleFunc("GET /healthz", d.serveHealthz)
 	mux.HandleFunc("GET /healthz/{server}", d.serveServerHealthz)
 	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1}}

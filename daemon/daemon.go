@@ -82,7 +82,17 @@ type Daemon struct {
 type downServer struct {
 	name, path string
 	err        error
+	// why is queryd_server_state's reason: downRefused, downStart or
+	// downFailed.
+	why string
 }
+
+// The reasons a server is down (queryd_server_state's "reason").
+const (
+	downRefused = "refused" // its file was refused (config errors, a name or address another server has)
+	downStart   = "start"   // it could not start (a socket, a folder, the fast path)
+	downFailed  = "failed"  // a part of it failed for good while it ran
+)
 
 // live is a module's running handler.
 type live struct {
@@ -110,6 +120,7 @@ func New(opts Options) (_ *Daemon, err error) {
 	d.sup = newSupervisor(d.log)
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerBuildInfo(d.reg, opts.Version, opts.Commit)
+	d.reg.MustRegister(stateCollector{d})
 	d.build = readStatusBuild(opts.Version, opts.Commit)
 	if d.issuer, err = challenge.New(d.clock.Now); err != nil {
 		return nil, err
@@ -159,14 +170,14 @@ func (d *Daemon) startServers(spec *hostSpec) error {
 			err = fmt.Errorf("server %s: %w", ss.name, err)
 			first = cmp(first, err)
 			d.log.Error("server cannot start", "server", ss.name, "file", ss.path, "err", err)
-			d.down = append(d.down, downServer{name: ss.name, path: ss.path, err: err})
+			d.down = append(d.down, downServer{name: ss.name, path: ss.path, err: err, why: downStart})
 			continue
 		}
 		d.servers = append(d.servers, s)
 	}
 	for _, f := range spec.failed {
 		d.log.Error("server file refused: server not started", "server", f.name, "file", f.path, "err", f.err)
-		d.down = append(d.down, downServer{name: f.name, path: f.path, err: f.err})
+		d.down = append(d.down, f)
 	}
 	if len(d.servers) == 0 && first != nil {
 		return first
@@ -268,7 +279,7 @@ func (d *Daemon) serverFailed(f serverFailure) bool {
 		return true
 	}
 	d.servers = append(d.servers[:i:i], d.servers[i+1:]...)
-	d.down = append(d.down, downServer{name: f.s.name, path: f.s.path, err: f.err})
+	d.down = append(d.down, downServer{name: f.s.name, path: f.s.path, err: f.err, why: downFailed})
 	rest := append([]*Server(nil), d.servers...)
 	d.mu.Unlock()
 	d.setFastServers(rest)
@@ -292,6 +303,17 @@ func (d *Daemon) running() []*Server {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]*Server(nil), d.servers...)
+}
+
+// downServer returns server name if it is one of the host's that do not
+// run.
+func (d *Daemon) downServer(name string) (downServer, bool) {
+	for _, ds := range d.downServers() {
+		if ds.name == name {
+			return ds, true
+		}
+	}
+	return downServer{}, false
 }
 
 // downServers returns the servers that do not run, and why.

@@ -8,20 +8,28 @@ import (
 
 // serverHealth is one server's answer in /healthz and /healthz/NAME.
 type serverHealth struct {
-	OK      bool       `json:"ok"`
+	OK bool `json:"ok"`
+	// State is the server's State (answering, not_fed, silent, down), since
+	// when (a server that does not run: none).
+	State      State      `json:"state"`
+	StateSince *time.Time `json:"state_since,omitempty"`
+	// Fed: a source (a feeder, the game server) has sent the game's state;
+	// false while queryd answers [server].
+	Fed     bool       `json:"fed"`
 	Version uint64     `json:"version"`
 	Stale   bool       `json:"stale"`
 	Reason  string     `json:"reason,omitempty"` // why it is silent, or "down" when it does not run
-	Since   *time.Time `json:"since,omitempty"`
-	Error   string     `json:"error,omitempty"` // why it does not run (its file refused, its start or a part failed)
+	Since   *time.Time `json:"since,omitempty"`  // when it fell silent
+	Error   string     `json:"error,omitempty"`  // why it does not run (its file refused, its start or a part failed)
 }
 
 // health is server s's health at now.
 func (s *Server) health(now time.Time) serverHealth {
 	sl := s.silence.at(now)
-	h := serverHealth{OK: !sl.Silent, Version: s.store.Snapshot().Version, Stale: sl.Silent}
+	since := sl.Since.UTC()
+	h := serverHealth{OK: !sl.Silent, State: sl.State, StateSince: &since, Fed: sl.Fed,
+		Version: s.store.Snapshot().Version, Stale: sl.Silent}
 	if sl.Silent {
-		since := sl.Since.UTC()
 		h.Reason, h.Since = string(sl.Reason), &since
 	}
 	return h
@@ -29,13 +37,14 @@ func (s *Server) health(now time.Time) serverHealth {
 
 // health is a server's that does not run.
 func (ds downServer) health() serverHealth {
-	return serverHealth{Reason: "down", Error: ds.err.Error()}
+	return serverHealth{State: StateDown, Reason: "down", Error: ds.err.Error()}
 }
 
-// serveHealthz answers 200 while every server answers, 503 while one is
-// silent or does not run. The body is the first server's answer (ok,
-// version, stale, and while silent the reason and since when), and with
-// several servers "servers": each one's answer by name.
+// serveHealthz answers 200 while every server answers (the game's state,
+// or [server] while not fed yet), 503 while one is silent or does not
+// run. The body is the first server's answer (ok, state and since when,
+// fed, version, stale, and while silent the reason and since when), and
+// with several servers "servers": each one's answer by name.
 func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	all := map[string]serverHealth{}
@@ -55,6 +64,7 @@ func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	}
 	body := map[string]any{"ok": ok}
 	if first != nil {
+		body["state"], body["state_since"], body["fed"] = first.State, first.StateSince, first.Fed
 		body["version"], body["stale"] = first.Version, first.Stale
 		if first.Stale {
 			body["reason"], body["since"] = first.Reason, first.Since
@@ -76,11 +86,9 @@ func (d *Daemon) serveServerHealthz(w http.ResponseWriter, r *http.Request) {
 		writeHealth(w, h.OK, h)
 		return
 	}
-	for _, ds := range d.downServers() {
-		if ds.name == name {
-			writeHealth(w, false, ds.health())
-			return
-		}
+	if ds, ok := d.downServer(name); ok {
+		writeHealth(w, false, ds.health())
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusNotFound)

@@ -54,7 +54,7 @@ func hostSpecOf(h *config.Host) *hostSpec {
 		if name == "" { // a file whose name is no server name
 			name = filepath.Base(f.Path)
 		}
-		spec.failed = append(spec.failed, downServer{name: name, path: f.Path, err: f})
+		spec.failed = append(spec.failed, downServer{name: name, path: f.Path, err: f, why: downRefused})
 	}
 	return spec
 }

@@ -80,7 +80,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 		s, err := d.newServer(ss.name, ss.path, ss.cfg)
 		if err != nil {
 			d.log.Error("SIGHUP: server cannot start", "server", ss.name, "file", ss.path, "err", err)
-			down = append(down, downServer{name: ss.name, path: ss.path, err: err})
+			down = append(down, downServer{name: ss.name, path: ss.path, err: err, why: downStart})
 			continue
 		}
 		next = append(next, s)
@@ -104,7 +104,7 @@ func (d *Daemon) apply(spec *hostSpec) {
 		for s, err := range refused {
 			s.log.Error("SIGHUP: server cannot start", "file", s.path, "err", err)
 			s.remove()
-			down = append(down, downServer{name: s.name, path: s.path, err: err})
+			down = append(down, downServer{name: s.name, path: s.path, err: err, why: downStart})
 		}
 		d.setFastServers(next)
 	}

@@ -1,6 +1,33 @@
 package daemon
 
-import "time"
+import (
+	"time"
+
+	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/upstream"
+)
+
+// State is what a server answers (queryd_server_state's "state", /healthz's
+// and /status.json's "state"): the liveness contract of feed/doc.go.
+type State string
+
+// The states of a server.
+const (
+	// StateAnswering: every protocol answers the game's current state (a
+	// feeder's, or the [upstream] game server's answers).
+	StateAnswering State = "answering"
+	// StateNotFed: no source has sent the game's state yet; every protocol
+	// answers [server], the config's placeholders.
+	StateNotFed State = "not_fed"
+	// StateSilent: no protocol answers anything (Reason says why).
+	StateSilent State = "silent"
+	// StateDown: the server does not run (its file refused, its start or
+	// a part of it failed); only the host reports it.
+	StateDown State = "down"
+)
+
+// States are the states in the order queryd_server_state exports them.
+var States = []State{StateAnswering, StateNotFed, StateSilent, StateDown}
 
 // Reason says why queryd is silent (the "reason" of /status.json's
 // "silent" object and of /healthz).
@@ -8,7 +35,7 @@ type Reason string
 
 // The reasons queryd is silent.
 const (
-	// ReasonFeed: the feed spoke and then sent nothing for [feed]
+	// ReasonFeed: the feed had activity and then none for [feed]
 	// stale_after.
 	ReasonFeed Reason = "feed"
 	// ReasonUpstream: the [upstream] game server answered and then did not
@@ -19,28 +46,55 @@ const (
 	ReasonUnanswered Reason = "upstream_unanswered"
 )
 
-// Silence is whether queryd is silent at one moment, why, since when, and
-// when that next changes by itself. While it is silent no protocol answers
-// anything (not even a challenge), on the socket path and in the XDP
-// program, /healthz says 503, the status page shows a banner and
-// queryd_silent is 1.
+// maxCauses bounds the causes a Silence holds: one per source.
+const maxCauses = 4
+
+// Causes are the causes of silence that hold at one moment, the one that
+// began first first. It is a value (comparable, no allocation).
+type Causes struct {
+	r [maxCauses]Reason
+	n int
+}
+
+// List returns the causes, the first first.
+func (c Causes) List() []Reason { return append([]Reason(nil), c.r[:c.n]...) }
+
+// Has reports whether r is one of the causes.
+func (c Causes) Has(r Reason) bool {
+	for _, x := range c.r[:c.n] {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// Silence is what a server answers at one moment (its State), why, since
+// when, and when that next changes by itself. While it is silent no
+// protocol answers anything (not even a challenge), on the socket path and
+// in the XDP program, /healthz says 503, the status page shows a banner
+// and queryd_server_state says "silent".
 type Silence struct {
+	State State
+	// Silent is State == StateSilent.
 	Silent bool
-	// Reason is the cause that began first ("" while answering); Feed and
-	// Upstream say which causes hold (both may).
+	// Reason is the cause that began first ("" unless silent); Causes
+	// are every cause that holds.
 	Reason Reason
-	Feed   bool
-	// Upstream is the game server's cause, ReasonUpstream or
-	// ReasonUnanswered ("": the game server is none).
-	Upstream Reason
-	// Since is when queryd fell silent (the first cause's start); zero
-	// while it answers.
+	Causes Causes
+	// Since is when the state began: when queryd fell silent (the first
+	// cause's start), when it began answering the game's state (the
+	// latest source's current run), or, not fed yet, when the server
+	// started.
 	Since time.Time
-	// Deadline is, while queryd answers, when it falls silent unless the
-	// feed speaks or the game server answers before (zero: nothing can
-	// silence it: no stale_after, or neither has spoken yet); zero while
-	// it is silent (that ends with the next feed message or answer).
+	// Deadline is, while queryd answers, when it falls silent unless a
+	// source speaks before (zero: nothing can silence it: no stale_after,
+	// or no source has spoken yet); zero while it is silent (that ends
+	// with the next feed message or answer).
 	Deadline time.Time
+	// Fed reports whether a source has sent the game's state (a feeder's
+	// accepted replace or patch, the game server's answer).
+	Fed bool
 }
 
 // From is when the XDP program must be silent from: Since while queryd is
@@ -52,93 +106,150 @@ func (s Silence) From() time.Time {
 	return s.Deadline
 }
 
-// silence owns the rule "is queryd silent": the feed stale, or the
-// [upstream] game server stale or not yet answered. The socket path (the
-// responder's Silent and module.Env.Stale), the XDP program's deadline,
-// /healthz, the status page and queryd_silent all read it. Whether each
-// cause holds is its owner's (feed.Server.Stale, upstream.Poller.Stale,
-// which also log their own changes); silence combines them and adds the
-// times.
-type silence struct {
-	after      time.Duration // [feed] stale_after (both causes')
-	start      time.Time     // when the daemon was made: "unanswered" since then
-	feedStale  func(now time.Time) bool
-	lastFed    func() time.Time
-	upStale    func(now time.Time) bool // nil without [upstream]
-	lastAnswer func() time.Time         // nil without [upstream]
+// source is one place a server's state comes from (the feed, the
+// [upstream] game server), as the silence rule reads it. Whether it is a
+// cause of silence is its owner's rule (feed.Server.Stale,
+// upstream.Poller.Stale, which also log their own changes).
+type source interface {
+	// silences reports whether the source silences the server at now. It
+	// is asked once per receive batch: it allocates nothing.
+	silences(now time.Time) bool
+	// cause is, while the source silences the server, why and since when.
+	cause() (Reason, time.Time)
+	// deadline is, while it does not, when it will by itself (zero:
+	// never).
+	deadline() time.Time
+	// fed reports whether the source has sent the game's state, and since
+	// when its current run of activity has lasted (zero: no activity yet).
+	fed() (bool, time.Time)
 }
 
-// at returns the silence at now. It allocates nothing (the responder asks
-// it once per receive batch).
+// silence owns the rule "what does the server answer": nothing while a
+// source silences it (the feed stale, the [upstream] game server stale or
+// not yet answered), else the game's state once a source has sent it, else
+// [server]. The socket path (the responder's Silent and module.Env.Stale),
+// the XDP program's deadline, /healthz, the status page and
+// queryd_server_state all read it.
+type silence struct {
+	start   time.Time // when the server was made: not fed since then
+	sources []source
+}
+
+// at returns the silence at now. It allocates nothing.
 func (s *silence) at(now time.Time) Silence {
 	var out Silence
-	cause := func(r Reason, since time.Time) {
-		if !out.Silent || since.Before(out.Since) {
-			out.Reason, out.Since = r, since
-		}
-		out.Silent = true
-	}
-	fed := s.lastFed()
-	feed, up := s.causes(now)
-	if feed {
-		out.Feed = true
-		cause(ReasonFeed, fed.Add(s.after))
-	}
-	var answered time.Time
-	if s.upStale != nil {
-		answered = s.lastAnswer()
-		if up {
-			out.Upstream = ReasonUpstream
-			since := answered.Add(s.after)
-			if answered.IsZero() {
-				out.Upstream, since = ReasonUnanswered, s.start
-			}
-			cause(out.Upstream, since)
-		}
-	}
-	if out.Silent || s.after <= 0 {
-		return out
-	}
-	for _, last := range []time.Time{fed, answered} {
-		if last.IsZero() {
+	for _, src := range s.sources {
+		if !src.silences(now) {
 			continue
 		}
-		if d := last.Add(s.after); out.Deadline.IsZero() || d.Before(out.Deadline) {
+		r, since := src.cause()
+		if !out.Silent || since.Before(out.Since) {
+			out.Reason, out.Since = r, since
+			copy(out.Causes.r[1:], out.Causes.r[:out.Causes.n])
+			out.Causes.r[0] = r
+		} else {
+			out.Causes.r[out.Causes.n] = r
+		}
+		out.Causes.n++
+		out.Silent = true
+	}
+	for _, src := range s.sources {
+		fed, since := src.fed()
+		out.Fed = out.Fed || fed
+		if !out.Silent && since.After(out.Since) {
+			out.Since = since
+		}
+	}
+	if out.Silent {
+		out.State = StateSilent
+		return out
+	}
+	out.State = StateAnswering
+	if !out.Fed {
+		out.State, out.Since = StateNotFed, s.start
+	}
+	for _, src := range s.sources {
+		if d := src.deadline(); !d.IsZero() && (out.Deadline.IsZero() || d.Before(out.Deadline)) {
 			out.Deadline = d
 		}
 	}
 	return out
 }
 
-// causes reports which causes hold at now: the feed stale, the game server
-// stale or not yet answered. queryd is silent when either does.
-func (s *silence) causes(now time.Time) (feed, upstream bool) {
-	return s.feedStale(now), s.upStale != nil && s.upStale(now)
-}
-
 // silent reports whether queryd is silent at now: the responder's Silent
 // (once per receive batch and server: the causes only, no times),
 // module.Env.Stale.
 func (s *silence) silent(now time.Time) bool {
-	feed, up := s.causes(now)
-	return feed || up
+	for _, src := range s.sources {
+		if src.silences(now) {
+			return true
+		}
+	}
+	return false
 }
 
 // from is the XDP program's input: when it must be silent from (zero:
 // never).
 func (s *silence) from() time.Time { return s.at(time.Now()).From() }
 
-// newSilence makes the daemon's silence value over the feed and the
+// feedSource is the feed as a source: it silences the server once it had
+// activity and then none for stale_after.
+type feedSource struct {
+	f     *feed.Server
+	after time.Duration
+}
+
+func (f feedSource) silences(now time.Time) bool { return f.f.Stale(now) }
+
+func (f feedSource) cause() (Reason, time.Time) { return ReasonFeed, f.f.LastFed().Add(f.after) }
+
+func (f feedSource) deadline() time.Time {
+	if last := f.f.LastFed(); f.after > 0 && !last.IsZero() {
+		return last.Add(f.after)
+	}
+	return time.Time{}
+}
+
+func (f feedSource) fed() (bool, time.Time) { return !f.f.Fed().IsZero(), f.f.LiveSince() }
+
+// upstreamSource is the [upstream] game server as a source: it silences
+// the server until its first good answer and once it has not answered
+// for stale_after.
+type upstreamSource struct {
+	p     *upstream.Poller
+	after time.Duration
+	start time.Time
+}
+
+func (u upstreamSource) silences(now time.Time) bool { return u.p.Stale(now) }
+
+func (u upstreamSource) cause() (Reason, time.Time) {
+	last := u.p.LastAnswer()
+	if last.IsZero() {
+		return ReasonUnanswered, u.start
+	}
+	return ReasonUpstream, last.Add(u.after)
+}
+
+func (u upstreamSource) deadline() time.Time {
+	if last := u.p.LastAnswer(); u.after > 0 && !last.IsZero() {
+		return last.Add(u.after)
+	}
+	return time.Time{}
+}
+
+func (u upstreamSource) fed() (bool, time.Time) {
+	since := u.p.AnsweringSince()
+	return !since.IsZero(), since
+}
+
+// newSilence makes the server's silence value over the feed and the
 // poller (made before it); it is no part of its own (nil part).
 func (s *Server) newSilence() (part, error) {
-	sl := &silence{
-		after:     time.Duration(s.cfg.Feed.StaleAfter),
-		start:     time.Now(),
-		feedStale: s.feed.Stale,
-		lastFed:   s.feed.LastFed,
-	}
+	after := time.Duration(s.cfg.Feed.StaleAfter)
+	sl := &silence{start: time.Now(), sources: []source{feedSource{f: s.feed, after: after}}}
 	if s.upstream != nil {
-		sl.upStale, sl.lastAnswer = s.upstream.Stale, s.upstream.LastAnswer
+		sl.sources = append(sl.sources, upstreamSource{p: s.upstream, after: after, start: sl.start})
 	}
 	s.silence = sl
 	return nil, nil

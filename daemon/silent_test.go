@@ -31,7 +31,8 @@ func TestSilentUpstreamUnanswered(t *testing.T) {
 	if got := ask(t, d, 300*time.Millisecond); got != "" {
 		t.Fatalf("answered %q before the game server ever did", got)
 	}
-	if s := d.Silence(); !s.Silent || s.Reason != daemon.ReasonUnanswered || s.Upstream != daemon.ReasonUnanswered || s.Feed ||
+	if s := d.Silence(); !s.Silent || s.Reason != daemon.ReasonUnanswered || s.State != daemon.StateSilent || s.Fed ||
+		!s.Causes.Has(daemon.ReasonUnanswered) || s.Causes.Has(daemon.ReasonFeed) ||
 		s.Since.Before(start.Add(-time.Second)) || s.Since.After(time.Now()) {
 		t.Errorf("Silence: %+v", s)
 	}

@@ -42,16 +42,10 @@ func (s *Server) newStatus() *status.Sampler {
 
 // page is s as the status page reads it.
 func (s Silence) page() status.Silence {
-	p := status.Silence{Silent: s.Silent, Since: s.Since, Deadline: s.Deadline, Feed: s.Feed, Upstream: s.Upstream != ""}
-	if !s.Silent {
-		return p
-	}
-	p.Reasons = append(p.Reasons, string(s.Reason))
-	if s.Feed && s.Reason != ReasonFeed {
-		p.Reasons = append(p.Reasons, string(ReasonFeed))
-	}
-	if s.Upstream != "" && s.Upstream != s.Reason {
-		p.Reasons = append(p.Reasons, string(s.Upstream))
+	p := status.Silence{State: string(s.State), Fed: s.Fed, Silent: s.Silent, Since: s.Since, Deadline: s.Deadline,
+		Feed: s.Causes.Has(ReasonFeed), Upstream: s.Causes.Has(ReasonUpstream) || s.Causes.Has(ReasonUnanswered)}
+	for _, r := range s.Causes.List() {
+		p.Reasons = append(p.Reasons, string(r))
 	}
 	return p
 }

@@ -92,6 +92,15 @@ func (d *Daemon) encodeList(servers []*Server, now time.Time) []byte {
 // sample).
 func (d *Daemon) serversJSON() []byte { return d.encodeList(d.running(), time.Now()) }
 
+// downError is why server name does not run (nil: it runs, or the host
+// has no such server).
+func (d *Daemon) downError(name string) error {
+	if ds, ok := d.downServer(name); ok {
+		return ds.err
+	}
+	return nil
+}
+
 // sampler is server name's status sampler ("": the first server's; nil
 // when the host runs no such server).
 func (d *Daemon) sampler(name string) *status.Sampler {

@@ -211,7 +211,7 @@ func (d *Daemon) downed(refused map[*Server]error) {
 	d.mu.Lock()
 	d.servers = without(d.servers, refused)
 	for s, err := range refused {
-		d.down = append(d.down, downServer{name: s.name, path: s.path, err: err})
+		d.down = append(d.down, downServer{name: s.name, path: s.path, err: err, why: downStart})
 	}
 	d.mu.Unlock()
 	for s, err := range refused {

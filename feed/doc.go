@@ -81,14 +81,33 @@
 // second) instead of ending; if it does end for another reason, queryd exits
 // with status 1 so that its supervisor restarts it.
 //
+// # What queryd answers
+//
+// queryd's liveness contract (docs/feed.md, "What queryd answers", has it
+// with the status page and metrics): each server answers the game's current
+// state, or [server] before any source has sent state ("not fed yet"), or
+// nothing (silent). The game's state is what a feeder last sent (an accepted
+// replace or patch) over the [upstream] game server's last answer over
+// [server]. Before the first accepted state, and without an [upstream]
+// answer, queryd serves [server] and says so: /healthz "state":"not_fed",
+// "fed":false; queryd_server_state{state="not_fed"}; the status page "not
+// fed yet: serving [server]".
+//
+// Feed activity (Activity) is an accepted replace or patch, or a ping. A
+// rejected message, get, peer, and a connection that sends nothing (what
+// `queryd check` does beside a running queryd) are never activity, over the
+// socket or HTTP: what only reads never changes what queryd answers.
+//
 // # Stale feed
 //
-// Once the feed has sent a message, queryd goes silent (no protocol answers
-// anything, not even challenges) when no message has come for
-// feed.stale_after (default 60 s), and speaks again on the next message. An
-// open but idle connection is not activity; ping is. Before the first message
-// queryd serves [server] indefinitely. While stale, /healthz answers 503,
-// queryd_feed_stale is 1, requests count as outcome="stale", SAGL HTTP
+// Once the feed has had activity, queryd goes silent (no protocol answers
+// anything, not even challenges) when it has had none for feed.stale_after
+// (default 60 s), and speaks again on the next. An open but idle connection
+// is not activity; ping is. A feed that never had activity never silences
+// queryd: a static [server], or a relay + [upstream] server whose state
+// comes from the game server (silent only while that one is). While stale,
+// /healthz answers 503, queryd_feed_stale is 1, queryd_server_state says
+// silent with reason feed, requests count as outcome="stale", SAGL HTTP
 // answers 503 and Quake 3 masters get a flatline; relayed game traffic keeps
 // flowing.
 //

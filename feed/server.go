@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queryd/queryd/internal/activity"
 	"github.com/queryd/queryd/netlimit"
 	"github.com/queryd/queryd/state"
 )
@@ -56,10 +57,10 @@ type Server struct {
 	ln       *netlimit.Listener
 	budget   budget
 	drops    drops
-	lastWarn atomic.Int64 // unix nanoseconds of the last warning about a dropped connection
-	lastFed  atomic.Int64 // unix nanoseconds of the last activity (Activity); 0: never
-	fedAt    atomic.Int64 // unix nanoseconds of the first accepted state; 0: never
-	stale    atomic.Bool  // last reported staleness, for logging the change once
+	lastWarn atomic.Int64   // unix nanoseconds of the last warning about a dropped connection
+	active   activity.Clock // the feed's activity (Activity)
+	fedAt    atomic.Int64   // unix nanoseconds of the first accepted state; 0: never
+	stale    atomic.Bool    // last reported staleness, for logging the change once
 	mu       sync.Mutex
 	conns    map[net.Conn]struct{}
 	wg       sync.WaitGroup
@@ -264,11 +265,7 @@ func (s *Server) Stats() Stats {
 // none for longer than StaleAfter. While it is, the responders answer
 // nothing.
 func (s *Server) Stale(now time.Time) bool {
-	last := s.lastFed.Load()
-	if last == 0 || s.cfg.StaleAfter <= 0 {
-		return false
-	}
-	stale := now.UnixNano()-last > int64(s.cfg.StaleAfter)
+	stale := s.active.Quiet(now, s.cfg.StaleAfter)
 	if stale != s.stale.Load() && s.stale.CompareAndSwap(!stale, stale) {
 		if stale {
 			s.log.Warn("feed is stale: answering no queries until the next feed message", "stale_after", s.cfg.StaleAfter)
@@ -281,7 +278,11 @@ func (s *Server) Stale(now time.Time) bool {
 
 // LastFed returns when the feed last had activity (see Activity; zero if
 // never).
-func (s *Server) LastFed() time.Time { return unixTime(s.lastFed.Load()) }
+func (s *Server) LastFed() time.Time { return s.active.Last() }
+
+// LiveSince returns when the feed's current run of activity began: its
+// first activity, or its first after being stale (zero if never).
+func (s *Server) LiveSince() time.Time { return s.active.Since() }
 
 // Fed returns when the feed first sent state that queryd accepted (zero if
 // never): until then queryd serves [server] (or the [upstream] answer).
@@ -315,10 +316,10 @@ func (s *Server) noteActivity(op string, rep Reply) {
 	if !Activity(op, rep.OK) {
 		return
 	}
-	now := time.Now().UnixNano()
-	s.lastFed.Store(now)
+	now := time.Now()
+	s.active.Note(now, s.cfg.StaleAfter)
 	if op != "ping" {
-		s.fedAt.CompareAndSwap(0, now)
+		s.fedAt.CompareAndSwap(0, now.UnixNano())
 	}
 }
 

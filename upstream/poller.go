@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/internal/activity"
 	"github.com/queryd/queryd/internal/lograte"
 	"github.com/queryd/queryd/module"
 )
@@ -58,9 +59,9 @@ type Poller struct {
 	last map[string]any // the last document published (Serve's goroutine only)
 	st   status         // for Status
 
-	lastGood atomic.Int64 // unix nanoseconds of the last good answer; 0: none yet
-	stale    atomic.Bool  // what Stale last said, to log the changes once
-	wasLive  atomic.Bool  // Stale has said false once
+	good    activity.Clock // the good answers
+	stale   atomic.Bool    // what Stale last said, to log the changes once
+	wasLive atomic.Bool    // Stale has said false once
 }
 
 // New makes a poller of cfg.Address with its metrics; nothing is asked
@@ -162,7 +163,8 @@ func (p *Poller) poll(ctx context.Context) {
 		p.last = doc
 	}
 	now := time.Now()
-	first := p.lastGood.Swap(now.UnixNano()) == 0
+	first := p.good.Last().IsZero()
+	p.good.Note(now, p.cfg.StaleAfter)
 	p.m.rtt.Observe(rtt.Seconds())
 	p.st.answered(rtt, ans.Partial)
 	if ans.Partial != nil || len(ans.Unanswered) > 0 {
@@ -195,12 +197,12 @@ func (p *Poller) warn(msg string, err error) {
 }
 
 // LastAnswer returns when the game server last answered well (zero if never).
-func (p *Poller) LastAnswer() time.Time {
-	if n := p.lastGood.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
-}
+func (p *Poller) LastAnswer() time.Time { return p.good.Last() }
+
+// AnsweringSince returns when the game server's current run of good
+// answers began: its first, or its first after being stale (zero if
+// never).
+func (p *Poller) AnsweringSince() time.Time { return p.good.Since() }
 
 // Stale reports whether the game server has not answered well for longer
 // than StaleAfter, or not yet at all since queryd started (queryd does not
@@ -211,8 +213,7 @@ func (p *Poller) Stale(now time.Time) bool {
 	if p.cfg.StaleAfter <= 0 {
 		return false
 	}
-	last := p.lastGood.Load()
-	stale := last == 0 || now.UnixNano()-last > int64(p.cfg.StaleAfter)
+	stale := p.good.Last().IsZero() || p.good.Quiet(now, p.cfg.StaleAfter)
 	if stale != p.stale.Load() && p.stale.CompareAndSwap(!stale, stale) {
 		switch {
 		case stale:

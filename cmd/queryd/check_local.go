@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,7 +39,8 @@ func checkLocal(c *config.Config, known config.Errors) localFindings {
 }
 
 // checkServerLocal is checkLocal's part for one server: its feed socket and
-// UDP addresses; running reports that a running queryd answers on its
+// the addresses it binds ([listen] udp, [feed] http and the modules' own,
+// such as [sagl] http); running reports that a running queryd answers on its
 // socket (its addresses are then not checked).
 func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, running bool) {
 	add := func(key, format string, args ...any) {
@@ -53,9 +55,12 @@ func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, r
 		l.note = "a running queryd answers on the feed socket: the addresses it holds are not checked (a reload is fine; a second queryd on this config could not start)"
 		return l, true
 	}
-	for i, ap := range c.Listen.UDP {
-		if why := bindFails("udp", ap); why != "" {
-			add(fmt.Sprintf("listen.udp[%d]", i), "%s: %s", ap, why)
+	for _, b := range c.Binds() {
+		if strings.HasPrefix(b.Key, "listen.divert") {
+			continue // the stock game server's own address: it holds it
+		}
+		if why := bindFails(b.Network, b.Addr); why != "" {
+			add(b.Key, "%s: %s", b.Addr, why)
 		}
 	}
 	l.warnings = append(l.warnings, uringWarnings(c, responder.URingAvailable)...)
@@ -96,7 +101,7 @@ func checkHostLocal(c *config.Config, known config.Errors, running bool) localFi
 // a running queryd answers on the socket.
 func (l *localFindings) checkSocket(c *config.Config, add func(key, format string, args ...any)) bool {
 	if c.Feed.Socket == "" {
-		return pingsLikeQueryd(c.FeedSocket()) // its private folder: made and checked at start
+		return answersLikeQueryd(c.FeedSocket()) // its private folder: made and checked at start
 	}
 	dir := filepath.Dir(c.Feed.Socket)
 	switch fi, err := os.Stat(dir); {
@@ -114,7 +119,7 @@ func (l *localFindings) checkSocket(c *config.Config, add func(key, format strin
 		return false
 	}
 	err := feed.CheckSocketPath(c.Feed.Socket)
-	if errors.Is(err, feed.ErrServed) && pingsLikeQueryd(c.Feed.Socket) {
+	if errors.Is(err, feed.ErrServed) && answersLikeQueryd(c.Feed.Socket) {
 		return true
 	}
 	if err != nil {
@@ -130,15 +135,18 @@ func isRuntimeDir(dir string) bool {
 	return parent == "/run" || parent == "/var/run"
 }
 
-// pingsLikeQueryd reports whether a queryd feed answers a ping on path.
-func pingsLikeQueryd(path string) bool {
+// answersLikeQueryd reports whether a queryd feed answers a get on path. A
+// get is not feed activity (feed.Activity): looking changes nothing about
+// what the running queryd answers (`systemctl reload` runs queryd check
+// beside it), where a ping would arm or renew its stale timer.
+func answersLikeQueryd(path string) bool {
 	cl, err := feed.Dial(path)
 	if err != nil {
 		return false
 	}
 	defer cl.Close()
 	done := make(chan error, 1)
-	go func() { _, err := cl.Ping(); done <- err }()
+	go func() { _, _, err := cl.Get(); done <- err }()
 	select {
 	case err := <-done:
 		return err == nil

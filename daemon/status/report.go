@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -18,6 +19,7 @@ type Report struct {
 	Schema     int            `json:"schema"`
 	Now        time.Time      `json:"now"`
 	Servers    int            `json:"servers"` // the host's servers: with more than one, GET / lists them
+	State      StateCard      `json:"state"`
 	Silent     SilentCard     `json:"silent"`
 	Server     ServerCard     `json:"server"`
 	Feed       FeedCard       `json:"feed"`
@@ -26,6 +28,19 @@ type Report struct {
 	Relay      *RelayCard     `json:"relay"`      // null when relay mode is off
 	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without a module's master heartbeats ([[quake3.masters]])
 	Busiest    BusiestCard    `json:"busiest"`
+}
+
+// StateCard is what the server answers (feed/doc.go's liveness contract):
+// "answering" the game's current state, "not_fed" ([server]: no feeder or
+// game server has sent state yet), "silent" (nothing; SilentCard says why)
+// or, for a server of the host that does not run, "down", since when, and
+// whether a source has sent the game's state.
+type StateCard struct {
+	State string     `json:"state"`
+	Since *time.Time `json:"since"`
+	Fed   bool       `json:"fed"`
+	// Error is, for a server of the host that does not run ("down"), why.
+	Error string `json:"error,omitempty"`
 }
 
 // SilentCard says whether queryd answers: while it is silent no protocol
@@ -153,6 +168,7 @@ func (s *Sampler) Report(now time.Time) Report {
 	if s.src.Silence != nil {
 		sl = s.src.Silence(now)
 	}
+	r.State = StateCard{State: cmp.Or(sl.State, "answering"), Since: timeOrNil(sl.Since), Fed: sl.Fed}
 	r.Silent = silentCard(sl)
 	r.Server = s.serverCard(now)
 	r.Feed = s.feedCard(now, sl)
@@ -197,7 +213,10 @@ func player(p state.Player, now time.Time) Player {
 }
 
 func silentCard(sl Silence) SilentCard {
-	c := SilentCard{Silent: sl.Silent, Reasons: []string{}, Since: timeOrNil(sl.Since), Deadline: timeOrNil(sl.Deadline)}
+	c := SilentCard{Silent: sl.Silent, Reasons: []string{}, Deadline: timeOrNil(sl.Deadline)}
+	if sl.Silent {
+		c.Since = timeOrNil(sl.Since)
+	}
 	if sl.Silent && len(sl.Reasons) > 0 {
 		r := sl.Reasons[0]
 		c.Reason = &r

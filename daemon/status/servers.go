@@ -27,10 +27,13 @@ type Row struct {
 	MaxPlayers int      `json:"max_players"`
 	Listen     []string `json:"listen"`
 	// Silent: the server answers nothing (Reasons say why); Stale: its
-	// feed is stale (one of the reasons).
+	// feed is stale (one of the reasons). Fed: a feeder or the game server
+	// has sent the game's state; a running server that is neither silent
+	// nor fed answers [server] ("not fed yet").
 	Silent  bool     `json:"silent"`
 	Reasons []string `json:"reasons"`
 	Stale   bool     `json:"stale"`
+	Fed     bool     `json:"fed"`
 	// RequestsPerS and AnsweredPerS are the last sample's queries per
 	// second, every protocol together, and those answered.
 	RequestsPerS float64 `json:"requests_per_s"`
@@ -47,7 +50,7 @@ func (s *Sampler) Row(name string, now time.Time) Row {
 	r := Row{Name: name, State: "running", Listen: []string{}, Reasons: []string{}}
 	if s.src.Silence != nil {
 		sl := s.src.Silence(now)
-		r.Silent, r.Stale = sl.Silent, sl.Feed
+		r.Silent, r.Stale, r.Fed = sl.Silent, sl.Feed, sl.Fed
 		r.Reasons = append(r.Reasons, sl.Reasons...)
 	}
 	if s.src.Snapshot != nil {
@@ -82,12 +85,18 @@ type Host struct {
 	Sampler func(name string) *Sampler
 	// Servers returns /servers.json as of the last sample.
 	Servers func() []byte
+	// Down returns why the named server of the host does not run (nil:
+	// it runs, or the host has no such server).
+	Down func(name string) error
+	// Count is how many servers the host runs, down ones included.
+	Count func() int
 }
 
 // RegisterHost adds the page's routes for a host of servers to mux: GET /
 // (the page), its script and style, GET /status.json (the first server's
 // document; ?server=NAME another's, 404 for a name the host has not) and
-// GET /servers.json (the list).
+// GET /servers.json (the list). A server of the host that does not run
+// has a document of its own: its state "down" and why (downReport).
 func RegisterHost(mux *http.ServeMux, h Host) {
 	mux.Handle("GET /{$}", file("page/index.html", "text/html; charset=utf-8"))
 	mux.Handle("GET /status.js", file("page/status.js", "text/javascript; charset=utf-8"))
@@ -95,6 +104,12 @@ func RegisterHost(mux *http.ServeMux, h Host) {
 	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("server")
 		s := h.Sampler(name)
+		if s == nil && name != "" && h.Down != nil {
+			if err := h.Down(name); err != nil {
+				writeJSON(w, downReport(err, h.Count, time.Now()))
+				return
+			}
+		}
 		if s == nil {
 			b, _ := json.Marshal(map[string]string{"error": "no such server", "server": name})
 			w.Header().Set("Content-Type", "application/json")
@@ -107,4 +122,21 @@ func RegisterHost(mux *http.ServeMux, h Host) {
 	mux.HandleFunc("GET /servers.json", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, h.Servers())
 	})
+}
+
+// downReport is /status.json?server=NAME for a server that does not run:
+// the schema, the time, the host's count and the state card ("down", with
+// the error); no other card.
+func downReport(err error, count func() int, now time.Time) []byte {
+	doc := struct {
+		Schema  int       `json:"schema"`
+		Now     time.Time `json:"now"`
+		Servers int       `json:"servers"`
+		State   StateCard `json:"state"`
+	}{Schema: SchemaVersion, Now: now.UTC(), Servers: 1, State: StateCard{State: "down", Error: err.Error()}}
+	if count != nil {
+		doc.Servers = count()
+	}
+	b, _ := json.Marshal(doc)
+	return append(b, '\n')
 }

@@ -12,10 +12,16 @@ import (
 	"github.com/queryd/queryd/upstream"
 )
 
-// Silence is the daemon's silence value as the page reads it: whether
-// queryd is silent (no protocol answers anything), why, since when, and
-// when it falls silent by itself.
+// Silence is the daemon's silence value as the page reads it: what the
+// server answers (State), whether it is silent (no protocol answers
+// anything), why, since when, and when it falls silent by itself.
 type Silence struct {
+	// State is "answering" (the game's current state), "not_fed" (no
+	// source has sent state yet: [server]) or "silent".
+	State string
+	// Fed reports whether a source (a feeder, the game server) has sent
+	// the game's state.
+	Fed    bool
 	Silent bool
 	// Reasons are the causes that hold, the one that began first first:
 	// "feed", "upstream" (the game server stopped answering) or
@@ -25,7 +31,7 @@ type Silence struct {
 	// Feed and Upstream say whether the feed, and the game server, are
 	// among the causes.
 	Feed, Upstream bool
-	// Since is when queryd fell silent (zero while it answers).
+	// Since is when State began (while silent: when queryd fell silent).
 	Since time.Time
 	// Deadline is, while it answers, when it falls silent unless the feed
 	// speaks or the game server answers first (zero: nothing can silence it).

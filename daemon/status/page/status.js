@@ -151,6 +151,32 @@ function renderSilent(r) {
   banner.hidden = false;
 }
 
+// renderState shows what the server answers when it is not the game's
+// state: a banner while not fed yet ([server] placeholders); silence has
+// its own banner (renderSilent).
+function renderState(r) {
+  const st = r.state;
+  document.body.dataset.state = st.state;
+  const b = $("notfed-banner");
+  b.hidden = st.state !== "not_fed";
+  b.textContent = b.hidden ? "" : "Not fed yet: serving [server], the config's placeholders" +
+    (st.since ? ", since " + fmtTime(st.since) : "") +
+    ". No feeder has sent state" + (r.upstream ? " and the game server has not answered" : "") + ".";
+}
+
+// renderDown is the page of a server of the host that does not run.
+function renderDown(r) {
+  document.body.dataset.state = "down";
+  document.querySelector("main").hidden = true;
+  $("silent-banner").hidden = true;
+  $("notfed-banner").hidden = true;
+  const b = $("down-banner");
+  b.textContent = "Down: this server does not run, so it answers nothing: " + r.state.error;
+  b.hidden = false;
+  setText("server-name", chosen + " (down)");
+  setText("updated", "updated " + fmtTime(r.now));
+}
+
 function renderUpstream(r) {
   const u = r.upstream;
   $("upstream").hidden = !u;
@@ -167,9 +193,11 @@ function renderUpstream(r) {
 
 function renderFeed(r) {
   const f = r.feed;
-  setText("feed-state", f.stale ? "stale: answering nothing" : (f.last_message ? "live" :
-    (r.upstream ? "no message yet" : "no message yet (serving the config's state)")));
-  $("feed-state").className = f.stale ? "bad" : "good";
+  const notFed = r.state.state === "not_fed";
+  setText("feed-state", f.stale ? "stale: answering nothing" :
+    notFed ? "not fed yet: serving [server]" + (f.last_message ? " (pings only)" : "") :
+      r.state.fed && f.last_message ? "live" : (r.upstream ? "no message yet (the game server's state is served)" : "no message yet"));
+  $("feed-state").className = f.stale ? "bad" : notFed ? "warn" : "good";
   setText("feed-conns", f.connections);
   setText("feed-last", f.last_message ? fmtDuration(f.last_message_age_s) + " ago (" + fmtTime(f.last_message) + ")" : "never");
   setText("feed-version", f.state_version);
@@ -267,7 +295,14 @@ function mixBar(s) {
 }
 
 function render(r) {
+  if (r.state.state === "down") {
+    renderDown(r);
+    return;
+  }
+  $("down-banner").hidden = true;
+  document.querySelector("main").hidden = false;
   renderSilent(r);
+  renderState(r);
   renderServer(r);
   renderFeed(r);
   renderUpstream(r);
@@ -297,9 +332,10 @@ function renderServers(l) {
     const name = el("td");
     name.append(a);
     const up = s.state === "running";
-    const state = !up ? "down: " + s.error : s.silent ? "silent (" + s.reasons.join(", ") + ")" : "answering";
-    tr.append(name, el("td", up && !s.silent ? "good state" : "bad state", state),
-      el("td", s.stale ? "bad feed" : "feed", up ? (s.stale ? "stale" : "live") : "–"),
+    const state = !up ? "down: " + s.error : s.silent ? "silent (" + s.reasons.join(", ") + ")" :
+      s.fed ? "answering" : "not fed yet: serving [server]";
+    tr.append(name, el("td", !up || s.silent ? "bad state" : s.fed ? "good state" : "warn state", state),
+      el("td", s.stale ? "bad feed" : "feed", up ? (s.stale ? "stale" : s.fed ? "live" : "not fed") : "–"),
       el("td", null, s.title), el("td", null, s.map),
       el("td", "num", up ? s.players + " / " + s.max_players : "–"),
       el("td", "num", fmtNum(s.requests_per_s)), el("td", "num", fmtNum(s.answered_per_s)),
