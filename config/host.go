@@ -134,6 +134,29 @@ func LoadHost(path string, mods ...Module) (*Host, error) {
 	return h, nil
 }
 
+// ReloadHost is LoadHost for a host whose servers running run (SIGHUP):
+// what runs keeps what it holds. A running server's file is read before
+// any other, so its name stays its file's: another file with that name is
+// refused (both named), wherever it sorts. A new or changed file whose
+// address or feed socket overlaps one a running server holds is refused
+// (a running server's own changed file may keep its own), not the running
+// one. A running server whose file is gone holds nothing (it stops).
+func ReloadHost(path string, running []HostServer, mods ...Module) (*Host, error) {
+	b, err := readLimited(path, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(b, mods...)
+	if err != nil {
+		return nil, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	hb := newHostBuilder(c, path, filepath.Dir(path), mods, false, true, running)
+	if err := hb.includeAll(nil); err != nil {
+		return nil, fmt.Errorf("config %s:\n%w", path, err)
+	}
+	return hb.h, nil
+}
+
 // ParseHost parses a main config from data, as Parse does, and loads the
 // server files its [servers] include (globs relative to dir) as LoadHost
 // does.
@@ -147,7 +170,7 @@ func parseHost(data []byte, path, dir string, mods []Module) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := newHostBuilder(c, path, dir, mods, false, true)
+	b := newHostBuilder(c, path, dir, mods, false, true, nil)
 	if err := b.includeAll(nil); err != nil {
 		return nil, err
 	}
@@ -171,7 +194,7 @@ func CheckHost(path string, mods ...Module) (*Host, []string, error) {
 	}
 	var errs Errors
 	errors.As(err, &errs)
-	b := newHostBuilder(c, path, filepath.Dir(path), mods, true, err == nil)
+	b := newHostBuilder(c, path, filepath.Dir(path), mods, true, err == nil, nil)
 	b.warn(path, c, errs)
 	var all HostErrors
 	if err != nil {
@@ -198,16 +221,18 @@ type hostBuilder struct {
 	names    map[string]string // server name → its file
 	seen     map[string]bool   // files taken (cleaned paths)
 	claims   []claim           // addresses and sockets of the servers so far
+	running  []HostServer      // the servers that run (ReloadHost): their files first, their claims kept
 	read     int               // server files read (at most MaxServers, with the main one)
 	past     []string          // files matched past MaxServers, unread
 	warnings []string
 }
 
 // newHostBuilder starts a host with its main file (a server when it holds
-// per-server tables, or has no [servers] table, and is valid).
-func newHostBuilder(main *Config, path, dir string, mods []Module, check, valid bool) *hostBuilder {
+// per-server tables, or has no [servers] table, and is valid); running are
+// the servers that run (ReloadHost), nil at a start.
+func newHostBuilder(main *Config, path, dir string, mods []Module, check, valid bool, running []HostServer) *hostBuilder {
 	b := &hostBuilder{h: &Host{Path: path, Main: main}, dir: dir, mods: mods, check: check,
-		names: map[string]string{MainServer: path}, seen: map[string]bool{}}
+		names: map[string]string{MainServer: path}, seen: map[string]bool{}, running: running}
 	if path != "" {
 		b.seen[filepath.Clean(path)] = true
 	}
@@ -216,8 +241,12 @@ func newHostBuilder(main *Config, path, dir string, mods []Module, check, valid 
 	}
 	if main.isServer() && valid {
 		b.read++
+		if errs := b.overlap(main, path, MainServer); len(errs) > 0 {
+			b.fail(MainServer, path, errs)
+			return b
+		}
 		b.h.Servers = append(b.h.Servers, HostServer{Name: MainServer, Path: path, Config: main})
-		b.claim(main, path)
+		b.claim(main, path, MainServer)
 	}
 	return b
 }
@@ -237,6 +266,7 @@ func (c *Config) isServer() bool {
 // is a bad pattern's.
 func (b *hostBuilder) includeAll(known Errors) error {
 	var bad Errors
+	var files []string
 	for i, pattern := range b.h.Main.Servers.Include {
 		key := fmt.Sprintf("servers.include[%d]", i)
 		if known.Covers(key) {
@@ -257,12 +287,56 @@ func (b *hostBuilder) includeAll(known Errors) error {
 			if strings.HasPrefix(filepath.Base(m), ".") && !hidden {
 				continue // as a shell does: an editor's .#x.toml, Kubernetes' ..data
 			}
-			b.add(m)
+			files = append(files, m)
 		}
+	}
+	files = b.runningFirst(files)
+	for _, m := range files {
+		b.add(m)
 	}
 	b.failPast()
 	if len(bad) > 0 {
 		return bad
+	}
+	return nil
+}
+
+// runningFirst orders files as they are read: the running servers' own
+// files first (each keeps its name and what it holds), then the others,
+// each group in include order. It also claims what the running servers
+// whose files are still there hold, for the others' overlap checks.
+func (b *hostBuilder) runningFirst(files []string) []string {
+	if len(b.running) == 0 {
+		return files
+	}
+	var own, others []string
+	for _, f := range files {
+		if rs := b.runningAt(f); rs != nil {
+			own = append(own, f)
+			if rs.Config != nil {
+				b.claim(rs.Config, rs.Path, rs.Name)
+			}
+			continue
+		}
+		others = append(others, f)
+	}
+	if main := b.runningAt(b.h.Path); main != nil && main.Name == MainServer && main.Config != nil {
+		b.claim(main.Config, main.Path, MainServer)
+	}
+	return append(own, others...)
+}
+
+// runningAt returns the running server file path started (nil: none).
+func (b *hostBuilder) runningAt(path string) *HostServer {
+	if path == "" {
+		return nil
+	}
+	clean := filepath.Clean(path)
+	for i := range b.running {
+		rs := &b.running[i]
+		if rs.Path != "" && filepath.Clean(rs.Path) == clean {
+			return rs
+		}
 	}
 	return nil
 }
@@ -310,7 +384,7 @@ func (b *hostBuilder) add(path string) {
 		return
 	}
 	b.h.Servers = append(b.h.Servers, HostServer{Name: name, Path: path, Config: c})
-	b.claim(c, path)
+	b.claim(c, path, name)
 }
 
 // loadServer reads and parses one server file and lays the main file's
@@ -342,7 +416,7 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 	if b.check {
 		b.warn(path, c, errs)
 	}
-	for _, e := range b.overlap(c, path) {
+	for _, e := range b.overlap(c, path, name) {
 		if !errs.Covers(e.Key) { // a value in error stood in by its default
 			errs = append(errs, e)
 		}

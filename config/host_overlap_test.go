@@ -75,7 +75,7 @@ func TestHostOverlapsMain(t *testing.T) {
 		t.Fatalf("servers %v, failed %v", names(h), f)
 	}
 	for file, want := range map[string]string{
-		"a.toml":    fmt.Sprintf("listen.udp[0]: udp 127.0.0.1:27115 overlaps udp 0.0.0.0:27115 of listen.udp[0] in %s: two servers cannot listen on one address", h.Path),
+		"a.toml":    fmt.Sprintf("listen.udp[0]: udp 127.0.0.1:27115 overlaps udp 0.0.0.0:27115 of listen.udp[0] in %s (server \"main\"): two servers cannot listen on one address", h.Path),
 		"b.toml":    fmt.Sprintf("sagl.http: tcp 127.0.0.1:9273 overlaps tcp 127.0.0.1:9273 of admin.listen in %s", h.Path),
 		"feed.toml": `the server name "feed" would take the main server's default socket`,
 	} {

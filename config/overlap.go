@@ -50,23 +50,27 @@ type claim struct {
 	Bind
 	socket string // the feed socket's path, for Network "unix"
 	path   string // the file
+	server string // the server that holds it ("" for the host's own: [admin] listen)
 }
 
-// claim records the addresses and the feed socket of server c (file path).
-func (b *hostBuilder) claim(c *Config, path string) {
+// claim records the addresses and the feed socket of server name (its
+// config c, its file path).
+func (b *hostBuilder) claim(c *Config, path, name string) {
 	for _, bd := range c.Binds() {
-		b.claims = append(b.claims, claim{Bind: bd, path: path})
+		b.claims = append(b.claims, claim{Bind: bd, path: path, server: name})
 	}
-	b.claims = append(b.claims, claim{Bind: Bind{Key: "feed.socket", Network: "unix"}, socket: filepath.Clean(c.FeedSocket()), path: path})
+	b.claims = append(b.claims, claim{Bind: Bind{Key: "feed.socket", Network: "unix"}, socket: filepath.Clean(c.FeedSocket()), path: path, server: name})
 }
 
-// overlap returns the errors of server c (file path) whose addresses or
-// feed socket another file of the host holds, each naming both files.
-func (b *hostBuilder) overlap(c *Config, path string) Errors {
+// overlap returns the errors of server name (its config c, file path)
+// whose addresses or feed socket another server of the host holds (what
+// runs, then the files before it), each naming both files; what the server
+// itself holds while it runs does not count.
+func (b *hostBuilder) overlap(c *Config, path, name string) Errors {
 	var errs Errors
 	for _, bd := range c.Binds() {
 		for _, o := range b.claims {
-			if o.Network == bd.Network && overlaps(o.Addr, bd.Addr) {
+			if o.server != name && o.Network == bd.Network && Overlaps(o.Addr, bd.Addr) {
 				errs.Add(bd.Key, "%s %s overlaps %s %s of %s: two servers cannot listen on one address", bd.Network, bd.Addr, o.Network, o.Addr, o.where())
 				break
 			}
@@ -74,7 +78,7 @@ func (b *hostBuilder) overlap(c *Config, path string) Errors {
 	}
 	sock := filepath.Clean(c.FeedSocket())
 	for _, o := range b.claims {
-		if o.Network == "unix" && o.socket == sock {
+		if o.server != name && o.Network == "unix" && o.socket == sock {
 			errs.Add("feed.socket", "the feed socket %s is %s's too: each server needs its own (leave socket empty for NAME.sock beside the default)", sock, fileLabel(o.path))
 			break
 		}
@@ -85,14 +89,19 @@ func (b *hostBuilder) overlap(c *Config, path string) Errors {
 	return errs
 }
 
-// where names a claim's key and file.
-func (o claim) where() string { return o.Key + " in " + fileLabel(o.path) }
+// where names a claim's key, file and server.
+func (o claim) where() string {
+	if o.server == "" {
+		return o.Key + " in " + fileLabel(o.path)
+	}
+	return fmt.Sprintf("%s in %s (server %q)", o.Key, fileLabel(o.path), o.server)
+}
 
-// overlaps reports whether two listening addresses take the same port:
+// Overlaps reports whether two listening addresses take the same port:
 // equal addresses, or a wildcard and an address it covers ("0.0.0.0" covers
 // IPv4; "[::]" covers everything, as without IPV6_V6ONLY). Port 0 (any
 // free port) overlaps nothing.
-func overlaps(a, b netip.AddrPort) bool {
+func Overlaps(a, b netip.AddrPort) bool {
 	if a.Port() != b.Port() || a.Port() == 0 {
 		return false
 	}

@@ -71,10 +71,12 @@ type Daemon struct {
 	// reloadMu serializes what changes the set of servers (a reload, a
 	// server's failure).
 	reloadMu sync.Mutex
-	mu       sync.Mutex // guards servers and down
-	servers  []*Server  // running, in the host's order
-	down     []downServer
-	started  bool // Run has started the servers: those a reload makes start at once
+	// holds are the addresses the servers hold: no two share one.
+	holds   holds
+	mu      sync.Mutex // guards servers and down
+	servers []*Server  // running, in the host's order
+	down    []downServer
+	started bool // Run has started the servers: those a reload makes start at once
 }
 
 // downServer is a server of the host that does not run: its file was

@@ -48,23 +48,36 @@ func hostSpecOf(h *config.Host) *hostSpec {
 	for _, s := range h.Servers {
 		spec.servers = append(spec.servers, serverSpec{name: s.Name, path: s.Path, cfg: s.Config})
 	}
+	taken := map[string]bool{}
+	for _, s := range h.Servers {
+		taken[s.Name] = true
+	}
 	for i := range h.Failed {
 		f := &h.Failed[i]
 		name := f.Name
-		if name == "" { // a file whose name is no server name
+		switch {
+		case name == "": // a file whose name is no server name
 			name = filepath.Base(f.Path)
+		case taken[name]: // a second file of a server's name: named by its path
+			name = f.Path
 		}
+		taken[name] = true
 		spec.failed = append(spec.failed, downServer{name: name, path: f.Path, err: f, why: downRefused})
 	}
 	return spec
 }
 
 // loadSpec reads the host's files again (SIGHUP): the main file and every
-// file it includes with Options.Host, else the one config file.
+// file it includes with Options.Host (config.ReloadHost: what runs keeps
+// its name and what it holds), else the one config file.
 func (d *Daemon) loadSpec() (*hostSpec, error) {
 	mods := modulesOf(d.opts.Modules)
 	if d.opts.Host != nil {
-		h, err := config.LoadHost(d.opts.Path, mods...)
+		var running []config.HostServer
+		for _, s := range d.running() {
+			running = append(running, config.HostServer{Name: s.name, Path: s.path, Config: s.config()})
+		}
+		h, err := config.ReloadHost(d.opts.Path, running, mods...)
 		if err != nil {
 			return nil, err
 		}

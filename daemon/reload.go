@@ -23,6 +23,13 @@ import (
 // names — [listen], [feed], [admin], [relay], [upstream], [log], [xdp] and
 // the modules' restart keys — needs a restart (the log says which). The
 // HTTP feed's token file is read again, whatever the config.
+//
+// What runs keeps what it holds (config.ReloadHost): a new or changed file
+// whose address or feed socket a running server holds, or that has a
+// running server's name but another path, is refused (down), never the
+// running server; a server is its name and its file together, so removing
+// a file stops exactly the server it started. The daemon refuses a second
+// server on an address one holds in any case (holds).
 func (d *Daemon) Reload() {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
@@ -50,12 +57,20 @@ func (d *Daemon) apply(spec *hostSpec) {
 	for _, s := range d.running() {
 		running[s.name] = s
 	}
-	named := map[string]bool{}
+	// ownFile is the running server that file path of server name started
+	// (nil: none): a server is its name and its file together.
+	ownFile := func(name, path string) *Server {
+		if s := running[name]; s != nil && s.path == path {
+			return s
+		}
+		return nil
+	}
+	named := map[*Server]bool{}
 	var next, fresh []*Server
 	var down []downServer
 	for _, f := range spec.failed {
-		named[f.name] = true
-		if s := running[f.name]; s != nil {
+		if s := ownFile(f.name, f.path); s != nil {
+			named[s] = true
 			s.log.Error("SIGHUP: server file rejected; keeping its running config", "err", f.err)
 			continue
 		}
@@ -63,8 +78,15 @@ func (d *Daemon) apply(spec *hostSpec) {
 		down = append(down, f)
 	}
 	for _, ss := range spec.servers {
-		named[ss.name] = true
-		if s := running[ss.name]; s != nil {
+		if s := running[ss.name]; s != nil && s.path != ss.path {
+			// another file now has the name (config.ReloadHost refuses that
+			// while the first file is there): the old server goes with its file
+			s.log.Info("SIGHUP: the server's file is gone; another file has its name", "file", s.path, "new", ss.path)
+			s.remove()
+			delete(running, ss.name)
+		}
+		if s := ownFile(ss.name, ss.path); s != nil {
+			named[s] = true
 			keys := ownRestartKeys(ss.cfg, s.config())
 			if !spec.multi || len(keys) == 0 {
 				s.reload(ss.cfg, len(spec.servers))
@@ -87,13 +109,13 @@ func (d *Daemon) apply(spec *hostSpec) {
 		fresh = append(fresh, s)
 	}
 	for _, f := range spec.failed { // kept running on their last good config
-		if s := running[f.name]; s != nil {
+		if s := ownFile(f.name, f.path); s != nil {
 			next = append(next, s)
 		}
 	}
 	var gone []*Server
-	for name, s := range running {
-		if !named[name] {
+	for _, s := range running {
+		if !named[s] {
 			gone = append(gone, s)
 		}
 	}

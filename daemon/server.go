@@ -73,9 +73,13 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 	s.reg = newTrackedRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"server": name}, d.reg),
 		status.Metrics(d.heartbeats))
 	s.sup = newSupervisor(s.log)
+	if err := d.holds.take(name, cfg); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			s.reg.unregisterAll()
+			d.holds.release(name)
 		}
 	}()
 	if s.store, err = state.NewStore(cfg.ServerDoc, nil); err != nil {
@@ -146,6 +150,7 @@ type serverFailure struct {
 func (s *Server) remove() {
 	s.stop()
 	s.reg.unregisterAll()
+	s.host.holds.release(s.name)
 }
 
 // stop ends the server, once: its parts in reverse start order (the
