@@ -290,10 +290,10 @@ func (b *hostBuilder) includeAll(known Errors) error {
 			files = append(files, m)
 		}
 	}
-	files = b.runningFirst(files)
-	for _, m := range files {
+	for _, m := range b.runningFirst(files) {
 		b.add(m)
 	}
+	b.inOrder(files)
 	b.failPast()
 	if len(bad) > 0 {
 		return bad
@@ -324,6 +324,22 @@ func (b *hostBuilder) runningFirst(files []string) []string {
 		b.claim(main.Config, main.Path, MainServer)
 	}
 	return append(own, others...)
+}
+
+// inOrder puts the servers back in include order (the main file's first):
+// running servers' files are read first, but the host lists its servers
+// as the files do.
+func (b *hostBuilder) inOrder(files []string) {
+	at := make(map[string]int, len(files))
+	for i, f := range files {
+		at[filepath.Clean(f)] = i + 1
+	}
+	slices.SortStableFunc(b.h.Servers, func(x, y HostServer) int {
+		return at[filepath.Clean(x.Path)] - at[filepath.Clean(y.Path)]
+	})
+	slices.SortStableFunc(b.h.Failed, func(x, y FileError) int {
+		return at[filepath.Clean(x.Path)] - at[filepath.Clean(y.Path)]
+	})
 }
 
 // runningAt returns the running server file path started (nil: none).

@@ -53,7 +53,7 @@ func TestReloadHostKeepsWhatRuns(t *testing.T) {
 	write("new.toml", udpServer("127.0.0.1:37017", "")) // the leaving server's address: free now
 
 	h = reloadHost(t, dir, running)
-	if got := names(h); !slices.Equal(got, []string{"victim", "wild", "new"}) {
+	if got := names(h); !slices.Equal(got, []string{"new", "victim", "wild"}) {
 		t.Fatalf("after SIGHUP: %v, failed %v", got, failed(h))
 	}
 	f := failed(h)

@@ -177,7 +177,7 @@ func TestCheckHostBinary(t *testing.T) {
 		t.Fatalf("exit %v, stdout %q", err, stdout.String())
 	}
 	want := path + ": 2 error(s) in 2 of 4 file(s)\n" +
-		"  " + filepath.Join(dir, "s", "b.toml") + ": listen.udp[0]: udp 198.18.0.1:27115 overlaps udp [::]:27115 of listen.udp[0] in " + filepath.Join(dir, "s", "a.toml") + ": two servers cannot listen on one address\n" +
+		"  " + filepath.Join(dir, "s", "b.toml") + ": listen.udp[0]: udp 198.18.0.1:27115 overlaps udp [::]:27115 of listen.udp[0] in " + filepath.Join(dir, "s", "a.toml") + " (server \"a\"): two servers cannot listen on one address\n" +
 		"  " + filepath.Join(dir, "s", "c.toml") + ": xdp: [xdp] is host-wide: allowed only in the main file " + path + ", not in a server file\n"
 	if stderr.String() != want {
 		t.Errorf("stderr:\n%s\nwant:\n%s", stderr.String(), want)
