@@ -103,6 +103,12 @@ func TestRelayLoopOffHost(t *testing.T) {
 	if loops != 3 || reached != 0 {
 		t.Errorf("%.0f dropped as loop, %d reached the game server; want 3 and 0 (before: one datagram made 300)", loops, reached)
 	}
+	// Counted as what happened (issue 39, 8): dropped by the relay, not
+	// forwarded (before, every one counted outcome="forwarded").
+	m := d.Metrics(t)
+	if fw, dr := m.Sum("queryd_requests_total", "outcome", "forwarded"), m.Sum("queryd_requests_total", "outcome", "relay_dropped"); fw != 0 || dr != 3 {
+		t.Errorf("queryd_requests_total: forwarded %.0f, relay_dropped %.0f; want 0 and 3", fw, dr)
+	}
 
 	var c *net.UDPConn // a real player from another address of the client's host
 	if err := netnstest.Do(n.ClientNS, func() (err error) {
@@ -121,5 +127,8 @@ func TestRelayLoopOffHost(t *testing.T) {
 	}
 	if got := game.received.Load(); got != 1 {
 		t.Errorf("the game server got %d datagrams for the player's one", got)
+	}
+	if fw := d.Metrics(t).Sum("queryd_requests_total", "outcome", "forwarded"); fw != 1 {
+		t.Errorf("queryd_requests_total{outcome=\"forwarded\"} %.0f for the player's one datagram", fw)
 	}
 }

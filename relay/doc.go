@@ -204,7 +204,8 @@
 //	queryd_relay_sessions_evicted_total
 //	queryd_relay_dropped_total{reason="queue_full"|"sessions_full"|"per_ip_full"|"site_full"|"open_rate"|"loop"|"dial"|"send"|"too_large"}
 //
-// and every forwarded datagram counts as
-// queryd_requests_total{protocol="unknown",outcome="forwarded"}.
+// and every datagram the relay passed to the game server counts as
+// queryd_requests_total{protocol="unknown",outcome="forwarded"}, every one
+// it dropped (counted above with why) as outcome="relay_dropped".
 // docs/metrics.md says what each means and what to watch.
 package relay

@@ -202,31 +202,34 @@ func (r *Relay) now() int64 { return int64(time.Since(r.start)) }
 // has none and the caps let it. It never blocks for long: the write does not
 // wait for socket buffer space, and only a datagram that arrives while its
 // session's socket is being opened waits for that (a few microseconds).
-func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) {
+// It reports whether req went to the game server; one dropped is counted
+// in queryd_relay_dropped_total with why.
+func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) bool {
 	if len(req) > maxDatagram {
 		r.m.drop(dropTooLarge)
-		return
+		return false
 	}
 	r.mu.RLock()
 	s, closed := r.bySrc[src], r.closed
 	r.mu.RUnlock()
 	switch {
 	case closed:
+		return false
 	case s == nil:
-		r.open(req, src, local, back)
-	default:
-		s.wmu.Lock()
-		r.send(s, req)
-		s.wmu.Unlock()
+		return r.open(req, src, local, back)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return r.send(s, req)
 }
 
 // errNoSocket: the session's socket could not be opened, or the session
 // ended while it was being opened.
 var errNoSocket = errors.New("relay: session without a socket")
 
-// send writes req to s's socket and counts the outcome; s.wmu is held.
-func (r *Relay) send(s *session, req []byte) {
+// send writes req to s's socket and counts the outcome; s.wmu is held. It
+// reports whether the write succeeded.
+func (r *Relay) send(s *session, req []byte) bool {
 	var err error
 	if s.conn == nil {
 		err = errNoSocket
@@ -243,6 +246,7 @@ func (r *Relay) send(s *session, req []byte) {
 		r.proveUp(s, now)
 		r.m.up.Inc()
 		r.m.upBytes.Add(float64(len(req)))
+		return true
 	case err == errNoSocket:
 		r.m.drop(dropDial)
 	case wouldBlock(err):
@@ -250,6 +254,7 @@ func (r *Relay) send(s *session, req []byte) {
 	default: // e.g. ECONNREFUSED after an ICMP error, or the session just ended
 		r.m.drop(dropSend)
 	}
+	return false
 }
 
 // Sessions returns how many sessions are open (or opening).
@@ -281,5 +286,5 @@ func (r *Relay) Close() error {
 // Relay is the responder's Forwarder (responder.Forwarder has this method
 // set; the relay does not import the responder).
 var _ interface {
-	Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender)
+	Forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) bool
 } = (*Relay)(nil)

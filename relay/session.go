@@ -50,36 +50,36 @@ func (s *session) touchUp(now int64) {
 }
 
 // open opens a session for src and sends req in it, or drops req (counted)
-// when the caps say no or no socket can be opened. The session is reserved
-// under r.mu, its socket opened outside the lock, then published.
-func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) {
+// when the caps say no or no socket can be opened; it reports whether req
+// went to the game server. The session is reserved under r.mu, its socket
+// opened outside the lock, then published.
+func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) bool {
 	if r.loops.refuse(src) {
 		r.m.drop(dropLoop)
-		return
+		return false
 	}
 	now := r.now()
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	if s := r.bySrc[src]; s != nil { // another receive loop was first
 		r.mu.Unlock()
 		s.wmu.Lock()
-		r.send(s, req)
-		s.wmu.Unlock()
-		return
+		defer s.wmu.Unlock()
+		return r.send(s, req)
 	}
 	if r.byLocal[src] != nil { // one of the relay's own sockets: a loop through queryd itself
 		r.mu.Unlock()
 		r.m.drop(dropLoop)
-		return
+		return false
 	}
 	e, reason := r.admit(src, now)
 	if e == nil {
 		r.mu.Unlock()
 		r.m.drop(reason)
-		return
+		return false
 	}
 	s := &session{client: src, key: sourceOf(src.Addr()), local: local, back: back, born: now}
 	s.last.Store(now)
@@ -91,6 +91,7 @@ func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back dgra
 	r.counter.Add(1)
 	r.mu.Unlock()
 
+	defer s.wmu.Unlock()
 	conn, err := r.dial(r.lo.addrFor(src.Addr()))
 	switch {
 	case err != nil: // EMFILE and the like: give the slot back, count, go on
@@ -99,13 +100,13 @@ func (r *Relay) open(req []byte, src netip.AddrPort, local netip.Addr, back dgra
 		r.mu.Unlock()
 		r.m.drop(dropDial)
 		r.dialFailed(src, err)
+		return false
 	case !r.publish(s, conn): // the session ended (or the relay closed) meanwhile
 		conn.Close()
 		r.m.drop(dropSend)
-	default:
-		r.send(s, req)
+		return false
 	}
-	s.wmu.Unlock()
+	return r.send(s, req)
 }
 
 // dialWarnEvery is how often a failing dial is logged as a warning (each

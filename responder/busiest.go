@@ -29,7 +29,7 @@ const (
 // outcomes of queryd_requests_total.
 var SourceOutcomes = [numSourceOutcomes]string{
 	"answered", "challenged", "malformed", "ignored",
-	"rate_limited", "unknown", "stale", "forwarded", "panic", "denied",
+	"rate_limited", "unknown", "stale", "forwarded", "panic", "denied", "relay_dropped",
 }
 
 // numSourceOutcomes is the number of SourceOutcomes: the responder's

@@ -19,10 +19,11 @@ type recordingForwarder struct {
 	got [][]byte
 }
 
-func (r *recordingForwarder) Forward(req []byte, _ netip.AddrPort, _ netip.Addr, _ responder.Sender) {
+func (r *recordingForwarder) Forward(req []byte, _ netip.AddrPort, _ netip.Addr, _ responder.Sender) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, append([]byte(nil), req...))
+	return true
 }
 
 func (r *recordingForwarder) datagrams() [][]byte {

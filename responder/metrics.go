@@ -17,6 +17,7 @@ const (
 	outForwarded                                   // handed to the relay (relay mode)
 	outPanic                                       // serving it panicked; recovered, nothing sent
 	outDenied                                      // the source is in [limits] deny
+	outRelayDropped                                // unclaimed, and the relay dropped it (loop, caps, queue)
 	numOutcomes
 )
 
@@ -37,6 +38,8 @@ func outcomeLabel(o int) string {
 		return "panic"
 	case outDenied:
 		return "denied"
+	case outRelayDropped:
+		return "relay_dropped"
 	}
 	return dgram.Outcome(o).String()
 }

@@ -36,7 +36,7 @@ type panickyForwarder struct{}
 
 var _ responder.Forwarder = panickyForwarder{}
 
-func (panickyForwarder) Forward([]byte, netip.AddrPort, netip.Addr, responder.Sender) {
+func (panickyForwarder) Forward([]byte, netip.AddrPort, netip.Addr, responder.Sender) bool {
 	panic("forwarder bug")
 }
 

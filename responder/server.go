@@ -98,9 +98,11 @@ type routing struct {
 }
 
 // Forwarder receives the datagrams no handler claims (relay mode). Forward
-// must not block and must copy req if it keeps it.
+// must not block and must copy req if it keeps it; it reports whether req
+// went on (outcome "forwarded") or was dropped ("relay_dropped": the
+// forwarder counts why).
 type Forwarder interface {
-	Forward(req []byte, src netip.AddrPort, local netip.Addr, back Sender)
+	Forward(req []byte, src netip.AddrPort, local netip.Addr, back Sender) bool
 }
 
 // Sender sends datagrams out of one of the server's sockets (dgram.Sender).
@@ -301,8 +303,11 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		return nil
 	}
 	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
-		s.cfg.Forward.Forward(req, src, localAddr(oob), back)
-		ss.count(row, outForwarded, len(req), 0)
+		out := outForwarded
+		if !s.cfg.Forward.Forward(req, src, localAddr(oob), back) {
+			out = outRelayDropped
+		}
+		ss.count(row, out, len(req), 0)
 		return nil
 	}
 	if b.silent {
