@@ -136,12 +136,15 @@ func (w *Watcher) Serve(ctx context.Context) error {
 }
 
 // watchLoop keeps the watch stream open: opened again after it ends,
-// after a back-off that starts over once a stream has brought a
-// GameServer.
+// after a back-off that starts over once a stream has stayed open for
+// maxBackoff (a stream that ends at once, every time, is asked ever less
+// often).
 func (w *Watcher) watchLoop(ctx context.Context) {
 	var bo backoff
 	for {
-		if w.watchOnce(ctx) {
+		opened := time.Now()
+		w.watchOnce(ctx)
+		if time.Since(opened) >= maxBackoff {
 			bo.reset()
 		}
 		if !sleep(ctx, bo.next()) {
@@ -151,9 +154,8 @@ func (w *Watcher) watchLoop(ctx context.Context) {
 	}
 }
 
-// watchOnce reads one watch stream until it ends, and reports whether it
-// brought a GameServer.
-func (w *Watcher) watchOnce(parent context.Context) (applied bool) {
+// watchOnce reads one watch stream until it ends.
+func (w *Watcher) watchOnce(parent context.Context) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	resp, err := w.get(ctx, w.watchURL)
@@ -161,7 +163,7 @@ func (w *Watcher) watchOnce(parent context.Context) (applied bool) {
 		if parent.Err() == nil {
 			w.failed(SourceWatch, fmt.Errorf("opening the watch stream: %w", err))
 		}
-		return false
+		return
 	}
 	defer resp.Body.Close()
 	w.watching.Store(true)
@@ -184,15 +186,12 @@ func (w *Watcher) watchOnce(parent context.Context) (applied bool) {
 			continue
 		case err != nil:
 			w.ended(parent, ctx, err)
-			return applied
+			return
 		}
-		gs, err := parseWatchLine(line)
-		if err != nil {
+		if gs, err := parseWatchLine(line); err != nil {
 			w.refused(SourceWatch, err)
-			continue
-		}
-		if w.apply(SourceWatch, gs, 0) {
-			applied = true
+		} else {
+			w.apply(SourceWatch, gs, 0)
 		}
 	}
 }
