@@ -163,3 +163,31 @@ func TestConfigHost(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestDeployDraftConfig: the config in deploy/kubernetes/agones-gameserver.yaml
+// (its ConfigMap's queryd.toml) parses, with [agones] on.
+func TestDeployDraftConfig(t *testing.T) {
+	t.Setenv(SDKPortEnv, "9358")
+	b, err := os.ReadFile("../deploy/kubernetes/agones-gameserver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "  queryd.toml: |\n")
+	if !ok {
+		t.Fatal("no queryd.toml in the ConfigMap")
+	}
+	var toml strings.Builder
+	for _, line := range strings.Split(rest, "\n") {
+		if line != "" && !strings.HasPrefix(line, "    ") {
+			break
+		}
+		toml.WriteString(strings.TrimPrefix(line, "    ") + "\n")
+	}
+	a, err := parse(t, toml.String())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, toml.String())
+	}
+	if !a.On() || a.SDK != "localhost:9358" {
+		t.Errorf("[agones] %+v", a)
+	}
+}
