@@ -183,6 +183,9 @@ func TestStandInLongLine(t *testing.T) {
 // after [agones] timeout from the line's start (then opened again); the
 // last good GameServer stands and LastRead stops moving.
 func TestStandInEndlessWhitespace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: hundreds of MiB of spaces: -short")
+	}
 	s := newStandIn(t)
 	var first atomic.Bool
 	s.watch = func(w http.ResponseWriter, flush func() bool, r *http.Request) {
@@ -248,6 +251,9 @@ func TestStandInStalledLine(t *testing.T) {
 // opened again with a back-off that grows (not a tight loop), and
 // Watching says when it is open.
 func TestStandInBackoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: 3s of streams opened again: -short")
+	}
 	s := newStandIn(t)
 	s.watch = func(w http.ResponseWriter, flush func() bool, r *http.Request) {
 		fmt.Fprint(w, gsLine("Ready", "good"))
@@ -271,6 +277,9 @@ func TestStandInBackoff(t *testing.T) {
 // TestStandInPollOnly: with a watch stream that answers 500, the
 // GameServer still comes, from GET /gameserver every interval.
 func TestStandInPollOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: polls for 2s: -short")
+	}
 	s := newStandIn(t)
 	s.watch = func(w http.ResponseWriter, flush func() bool, r *http.Request) {}
 	mux := http.NewServeMux()
