@@ -64,7 +64,7 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	status.RegisterHost(mux, status.Host{Sampler: d.sampler, Servers: d.serversJSON, Down: d.downError, Count: d.serverCount}) // GET /, /status.json, /servers.json
 	mux.HandleFunc("GET /healthz", d.serveHealthz)
 	mux.HandleFunc("GET /healthz/{server}", d.serveServerHealthz)
-	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1}}
+	a := &adminServer{ln: ln, shed: &netlimit.Shedder{Listener: ln, Threshold: adminMaxConns - 1, Unproven: true}}
 	a.guard = newAdminGuard(mux, d.main.Admin.AllowedHosts, a.shed)
 	a.srv = &http.Server{
 		Handler:           a.guard,

@@ -60,6 +60,12 @@ func newAdminGuard(next http.Handler, allowed []string, shed *netlimit.Shedder) 
 
 func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status.Headers(w.Header())
+	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+		g.shed.Prove(c) // its headers are in: it is no trickler
+	}
+	// No route reads a body: one a client declares is never waited for
+	// (a GET trickling a declared body held its connection for ReadTimeout).
+	defer netlimit.CloseUnread(w, r)()
 	if !g.allowedHost(r.Host) {
 		g.refusedHost.Add(1)
 		http.Error(w, "queryd admin: use the admin address itself (an IP address, localhost or a name of [admin] allowed_hosts) as the host", http.StatusMisdirectedRequest)
@@ -105,19 +111,7 @@ type connKey struct{}
 // allowedHost reports whether host (with or without a port) is an IP
 // address, localhost or an allowed name. An empty Host (HTTP/1.0 without
 // one) is allowed: no browser sends it.
-func (g *adminGuard) allowedHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "" || strings.EqualFold(host, "localhost") {
-		return true
-	}
-	if _, err := netip.ParseAddr(host); err == nil {
-		return true
-	}
-	return g.allowed[strings.ToLower(strings.TrimSuffix(host, "."))]
-}
+func (g *adminGuard) allowedHost(host string) bool { return netlimit.HostAllowed(host, g.allowed) }
 
 // clientOf is a request's client as the rate sees it: its IPv4 address or
 // IPv6 /64.

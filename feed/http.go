@@ -47,6 +47,9 @@ func CheckHTTPAddr(ap netip.AddrPort) error {
 	return nil
 }
 
+// connKey is the request context's key of its connection.
+type connKey struct{}
+
 // HTTPServer is the HTTP feed: the socket's messages as requests, with a
 // bearer token, applied by the Server it belongs to (same validation,
 // limits, errors and staleness).
@@ -92,8 +95,14 @@ func (s *Server) ListenHTTP(cfg HTTPConfig) (*HTTPServer, error) {
 		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 	}
 	h.ln = &netlimit.Listener{Listener: raw, Max: cfg.MaxConns, Reject: h.reject, Logger: h.log}
-	h.shed = &netlimit.Shedder{Listener: h.ln}
+	// A connection is proven by a request with the token: until then it
+	// may be shed busy or idle, so that tricklers without the token cannot
+	// hold the cap the game server needs.
+	h.shed = &netlimit.Shedder{Listener: h.ln, Unproven: true}
 	h.srv.ConnState = h.shed.ConnState
+	h.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
 	h.log.Info("feed listening", "http", raw.Addr().String(), "max_conns", cfg.MaxConns)
 	return h, nil
 }
@@ -159,11 +168,11 @@ func (h *HTTPServer) Stats() HTTPStats {
 // HTTPCodes are the status codes the HTTP feed answers with (Stats.Responses).
 var HTTPCodes = []int{
 	http.StatusOK, http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound,
-	http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge,
+	http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusMisdirectedRequest,
 }
 
 // codeCounts counts answers by status code (one of HTTPCodes).
-type codeCounts [6]atomic.Uint64
+type codeCounts [7]atomic.Uint64
 
 func (c *codeCounts) add(code int) {
 	for i, k := range HTTPCodes {

@@ -332,7 +332,7 @@ func TestHTTPOverCap(t *testing.T) {
 	addr := h.Addr().String()
 	for i := 0; i < 2; i++ {
 		c := dialTCP(t, addr)
-		io.WriteString(c, "PUT /v1/state HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+testToken+"\r\nContent-Length: 100\r\n\r\n{")
+		io.WriteString(c, "PUT /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+testToken+"\r\nContent-Length: 100\r\n\r\n{")
 		waitFor(t, func() bool { all, idle := h.shed.Tracked(); return all == i+1 && idle == 0 })
 	}
 	c := dialTCP(t, addr)

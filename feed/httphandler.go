@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/queryd/queryd/netlimit"
 	"github.com/queryd/queryd/state"
 )
 
@@ -38,11 +40,27 @@ func fail(code int, format string, args ...any) *httpError {
 	return &httpError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// ServeHTTP answers one request: the token first (401, nothing else is
-// told), then the endpoint (404) and method (405), the body (413 over
-// MaxLine, 400 when it is not what the op takes), then the op as the socket
-// carries it out: 200 {"ok":true,…} or 400 with the socket's error.
+// ServeHTTP answers one request: the Host (421 unless an IP address or
+// localhost: no web page rebinding its name to loopback may reach it),
+// then the token (401, nothing else is told), both as soon as the headers
+// are read, with Connection: close and the body never read; then the
+// endpoint (404) and method (405), the body (413 over MaxLine, 400 when it
+// is not what the op takes), then the op as the socket carries it out: 200
+// {"ok":true,…} or 400 with the socket's error. A request with the token
+// proves its connection (netlimit.Shedder.Prove).
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !netlimit.HostAllowed(r.Host, nil) {
+		h.refuse(w, r, http.StatusMisdirectedRequest, "use the feed's address itself (an IP address or localhost) as the host")
+		return
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="queryd feed"`)
+		h.refuse(w, r, http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer <the token in [feed] http_token_file>")
+		return
+	}
+	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+		h.shed.Prove(c)
+	}
 	code, rep := http.StatusOK, Reply{}
 	m, herr := h.message(w, r)
 	if herr == nil {
@@ -52,12 +70,22 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		code, rep = herr.code, Reply{Error: herr.msg}
 	}
-	switch code {
-	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="queryd feed"`)
-	case http.StatusMethodNotAllowed:
+	if code == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", routes[r.URL.Path].allow)
 	}
+	h.write(w, code, rep)
+}
+
+// refuse answers r with code and msg before reading its body, and closes
+// the connection right after (netlimit.CloseUnread).
+func (h *HTTPServer) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	defer netlimit.CloseUnread(w, r)()
+	h.write(w, code, Reply{Error: msg})
+}
+
+// write writes rep as the JSON answer with code, and counts it.
+func (h *HTTPServer) write(w http.ResponseWriter, code int, rep Reply) {
 	h.codes.add(code)
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -71,9 +99,6 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // message checks a request and turns it into the message it carries.
 func (h *HTTPServer) message(w http.ResponseWriter, r *http.Request) (message, *httpError) {
-	if !h.authorized(r) {
-		return message{}, fail(http.StatusUnauthorized, "missing or wrong token: send Authorization: Bearer <the token in [feed] http_token_file>")
-	}
 	rt, ok := routes[r.URL.Path]
 	if !ok {
 		return message{}, fail(http.StatusNotFound, "no endpoint %q: want /v1/state (GET, PUT, PATCH), /v1/ping or /v1/peer (POST)", r.URL.Path)
@@ -110,10 +135,11 @@ func (h *HTTPServer) message(w http.ResponseWriter, r *http.Request) (message, *
 	return m, nil
 }
 
-// authorized reports whether r carries the token (compared in constant time).
+// authorized reports whether r carries the token (compared in constant
+// time), in the Bearer scheme, whose name is case-insensitive (RFC 7235).
 func (h *HTTPServer) authorized(r *http.Request) bool {
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && hashToken([]byte(strings.TrimSpace(tok))).equal(h.token.Load())
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && hashToken([]byte(strings.TrimSpace(tok))).equal(h.token.Load())
 }
 
 // readBody reads at most MaxLine bytes of body, after checking its type:

@@ -85,7 +85,7 @@ func TestFeedHTTPConnHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		busy = append(busy, c)
-		fmt.Fprintf(c, "PUT /v1/state HTTP/1.1\r\nHost: q\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\n{", hostileFeedToken)
+		fmt.Fprintf(c, "PUT /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\n{", hostileFeedToken)
 		time.Sleep(50 * time.Millisecond) // its headers read (busy) before the next comes: a new one sheds only idle ones
 	}
 	time.Sleep(200 * time.Millisecond)

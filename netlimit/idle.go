@@ -19,6 +19,12 @@ import (
 // write timeouts bound those. So the cap is reached only when the
 // connections over Threshold are all busy, and a new client gets in at
 // the expense of an idle one instead of being refused.
+//
+// With Unproven set, a connection is also sheddable while busy until the
+// server proves it (Prove: it sent a whole request, or one with a valid
+// token): past Threshold, after the idle ones, the oldest unproven
+// connections are closed, so that connections trickling their headers, or
+// bodies the server will never want, cannot hold the cap either.
 type Shedder struct {
 	// Listener is the listener the server serves; its Open count is what
 	// Threshold is compared with.
@@ -26,11 +32,27 @@ type Shedder struct {
 	// Threshold is how many open connections start the shedding; 0: ¾ of
 	// Listener.Max (no shedding when Max is 0 too).
 	Threshold int
+	// Unproven makes busy connections the server has not proven sheddable
+	// too (Prove).
+	Unproven bool
 
-	mu    sync.Mutex
-	idle  list.List                  // net.Conn, idle longest first
-	conns map[net.Conn]*list.Element // tracked connections; nil element: busy
-	shed  atomic.Uint64
+	mu       sync.Mutex
+	idle     list.List                  // net.Conn, idle longest first
+	conns    map[net.Conn]*list.Element // tracked connections; nil element: busy
+	unproven list.List                  // with Unproven: net.Conn not proven yet, oldest first
+	fresh    map[net.Conn]*list.Element // their elements in unproven
+	shed     atomic.Uint64
+}
+
+// Prove marks c as the server's to keep while busy: it is shed only while
+// idle from now on (with Unproven).
+func (s *Shedder) Prove(c net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.fresh[c]; e != nil {
+		s.unproven.Remove(e)
+		delete(s.fresh, c)
+	}
 }
 
 // ConnState tracks c's state and, for a new connection, sheds idle ones
@@ -39,6 +61,7 @@ func (s *Shedder) ConnState(c net.Conn, st http.ConnState) {
 	switch st {
 	case http.StateNew:
 		s.setIdle(c, true)
+		s.track(c)
 		s.shedOver(c)
 	case http.StateIdle:
 		s.setIdle(c, true)
@@ -84,13 +107,35 @@ func (s *Shedder) setIdle(c net.Conn, idle bool) {
 	s.conns[c] = e
 }
 
+// track records a new connection as unproven (with Unproven).
+func (s *Shedder) track(c net.Conn) {
+	if !s.Unproven {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fresh == nil {
+		s.fresh = map[net.Conn]*list.Element{}
+	}
+	s.fresh[c] = s.unproven.PushBack(c)
+}
+
 func (s *Shedder) forget(c net.Conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked(c)
+}
+
+// forgetLocked drops c from every list; s.mu is held.
+func (s *Shedder) forgetLocked(c net.Conn) {
 	if e := s.conns[c]; e != nil {
 		s.idle.Remove(e)
 	}
 	delete(s.conns, c)
+	if e := s.fresh[c]; e != nil {
+		s.unproven.Remove(e)
+		delete(s.fresh, c)
+	}
 }
 
 // shedOver closes the connections idle longest (never keep, the new one)
@@ -106,14 +151,15 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	}
 	victims := make([]net.Conn, 0, over)
 	s.mu.Lock()
-	for e := s.idle.Front(); e != nil && len(victims) < over; {
-		next := e.Next()
-		if c := e.Value.(net.Conn); c != keep {
-			s.idle.Remove(e)
-			delete(s.conns, c)
-			victims = append(victims, c)
+	for _, l := range []*list.List{&s.idle, &s.unproven} { // idle first, then unproven busy ones
+		for e := l.Front(); e != nil && len(victims) < over; {
+			next := e.Next()
+			if c := e.Value.(net.Conn); c != keep {
+				s.forgetLocked(c)
+				victims = append(victims, c)
+			}
+			e = next
 		}
-		e = next
 	}
 	s.mu.Unlock()
 	for _, c := range victims {
