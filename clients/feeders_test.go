@@ -1,0 +1,19 @@
+package clients_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestNodeRecover: examples/node/feeder.mjs's Feed, driven by
+// examples/node/recover_test.mjs on node over the feed socket, through the
+// recover rows (see recoverRows).
+func TestNodeRecover(t *testing.T) {
+	node := need(t, "node", "the Node.js feeder's recovery")
+	script, err := filepath.Abs("../examples/node/recover_test.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recoverRows(t, processRecover(func() *exec.Cmd { return exec.Command(node, script) }))
+}
