@@ -17,3 +17,15 @@ func TestNodeRecover(t *testing.T) {
 	}
 	recoverRows(t, processRecover(func() *exec.Cmd { return exec.Command(node, script) }))
 }
+
+// TestPythonRecover: examples/python/feeder.py's Feed, driven by
+// examples/python/recover_test.py on python3 over the feed socket, through
+// the recover rows (see recoverRows).
+func TestPythonRecover(t *testing.T) {
+	py := need(t, "python3", "the Python feeder's recovery")
+	script, err := filepath.Abs("../examples/python/recover_test.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recoverRows(t, processRecover(func() *exec.Cmd { return exec.Command(py, script) }))
+}
