@@ -130,3 +130,23 @@ func checkWinsockExe(t *testing.T, exe string) {
 		}
 	}
 }
+
+// TestCppRecover: recover_test.cpp (g++) through the recover rows (see
+// recoverRows) over the feed socket, and the rows once more over the HTTP
+// feed: a queryd restart, a rejected patch then a restart, a rejected
+// patch before queryd runs.
+func TestCppRecover(t *testing.T) {
+	gxx := need(t, "g++", "the C++ client's recovery")
+	bin := filepath.Join(t.TempDir(), "recover_test")
+	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "recover_test.cpp")
+	t.Run("socket", func(t *testing.T) {
+		recoverRows(t, processRecover(func() *exec.Cmd { return exec.Command(bin) }))
+	})
+	t.Run("http", func(t *testing.T) {
+		recoverRows(t, processRecover(func() *exec.Cmd {
+			cmd := exec.Command(bin)
+			cmd.Env = []string{"QUERYD_FEED_SOCKET="} // the HTTP feed only
+			return cmd
+		}))
+	})
+}

@@ -39,3 +39,18 @@ func TestCSharpQueue(t *testing.T) {
 	run(t, "csharp", mcs, "-warnaserror", "-out:"+exe, "QuerydFeed.cs", "QueueTest.cs")
 	queueScenario(t, newDaemon(t), exec.Command(mono, exe), "")
 }
+
+// TestCSharpRecover: RecoverTest.cs on Mono over the feed socket through
+// the recover rows (see recoverRows): a queryd restart, a rejected patch
+// then a restart, a rejected patch before queryd runs.
+func TestCSharpRecover(t *testing.T) {
+	mcs := need(t, "mcs", "the C# client's recovery (Debian: mono-complete)")
+	mono := need(t, "mono", "the C# client's recovery (Debian: mono-complete)")
+	exe := filepath.Join(t.TempDir(), "recover_test.exe")
+	run(t, "csharp", mcs, "-warnaserror", "-out:"+exe, "QuerydFeed.cs", "RecoverTest.cs")
+	recoverRows(t, processRecover(func() *exec.Cmd {
+		cmd := exec.Command(mono, exe)
+		cmd.Env = []string{"QUERYD_FEED_HTTP="} // the socket only
+		return cmd
+	}))
+}

@@ -3,7 +3,9 @@
 // example feeds a state with non-ASCII names, a player joining and one
 // leaving, and a score change; A2S and SAGL must answer that state. Then
 // queryd is stopped and started again under the running client, which must
-// reconnect and send the state again on its own. A test skips, saying
+// reconnect and send the state again on its own. recover_test.go runs the
+// recover rows (a rejected patch never sticks) for every client, the
+// examples/ feeders and feed.Client included. A test skips, saying
 // which tool is missing, when the compiler or engine is not installed
 // (.ci/run installs them).
 package clients_test

@@ -4,12 +4,18 @@
 // (link ws2_32). Or over the HTTP feed ([feed] http) when Options::http is
 // set. No other dependencies. See README.md beside it.
 //
-// Calls never block the game's frame: replace() and patch() change a local
-// copy of the state and queue what to send (bounded; when the queue is full
-// the whole newest state is sent instead); a background thread connects,
-// sends, pings on a timer and reconnects with backoff, re-sending the whole
-// last state after each reconnect. Errors go to the on_error callback
-// (called on the background thread).
+// Calls never block the game's frame: replace() and patch() queue the
+// change (bounded; when the queue is full its patches are folded into one
+// replace of the newest state); a background thread connects, sends, pings
+// on a timer and reconnects with backoff.
+//
+// It keeps two things: the last document queryd accepted (its last accepted
+// replace with the patches it accepted since merged in) and the changes not
+// answered yet. A change queryd rejects is dropped and passed to the
+// on_rejected callback, so it never reaches the accepted document; after
+// each (re)connect the accepted document is sent first, then the changes
+// still pending, each checked again by queryd. Errors go to the on_error
+// callback (called on the background thread).
 #ifndef QUERYD_FEED_HPP
 #define QUERYD_FEED_HPP
 
@@ -63,6 +69,7 @@ typedef struct sockaddr_un {
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -301,11 +308,20 @@ struct Options {
   size_t max_queue = 64;                    // patches queued; past it the whole state is sent instead
 };
 
+// Rejection is a change queryd rejected: dropped, so the accepted document
+// never has it.
+struct Rejection {
+  std::string op;      // "replace" or "patch"
+  std::string change;  // the JSON sent: the document or the merge patch
+  std::string reply;   // queryd's answer: {"ok":false,"error":"state.players.1.score: …"}
+};
+
 // Feed sends a state to queryd from a background thread. Its methods are
 // safe to call from any thread and return at once.
 class Feed {
  public:
   using ErrorHandler = std::function<void(const std::string&)>;
+  using RejectHandler = std::function<void(const Rejection&)>;
 
   explicit Feed(Options opts = Options()) : opts_(std::move(opts)), worker_([this] { run(); }) {}
   ~Feed() {
@@ -326,13 +342,21 @@ class Feed {
     on_error_ = std::move(h);
   }
 
+  // on_rejected sets the callback for a replace or patch queryd rejected
+  // (called on the background thread, after on_error): it is dropped, and
+  // the local copy no longer has it.
+  void on_rejected(RejectHandler h) {
+    std::lock_guard<std::mutex> l(mu_);
+    on_rejected_ = std::move(h);
+  }
+
   // replace sets the whole state (queryd's "replace").
   void replace(const Value& state) {
     std::lock_guard<std::mutex> l(mu_);
-    doc_ = state;
-    have_doc_ = true;
-    need_replace_ = true;
-    pending_.clear();
+    Value doc;
+    doc.merge(state);  // as queryd stores it: members set to null left out
+    pending_.clear();  // newest state wins
+    pending_.push_back(std::make_shared<Change>(Change{true, std::move(doc), ++generation_}));
     cv_.notify_all();
   }
 
@@ -340,17 +364,18 @@ class Feed {
   // joins with {"players":{"7":{…}}} and leaves with {"players":{"7":null}}.
   void patch(const Value& p) {
     std::lock_guard<std::mutex> l(mu_);
-    doc_.merge(p);
-    have_doc_ = true;
-    if (!need_replace_) {
-      if (pending_.size() >= opts_.max_queue) {
-        pending_.clear();
-        need_replace_ = true;  // newest state wins
-      } else {
-        pending_.push_back(p.json());
-      }
-    }
+    pending_.push_back(std::make_shared<Change>(Change{false, p, generation_}));
+    size_t patches = 0;
+    for (const auto& c : pending_) patches += c->replace ? 0 : 1;
+    if (patches > opts_.max_queue) fold();
     cv_.notify_all();
+  }
+
+  // accepted returns the last document queryd accepted, as JSON ("" before
+  // it accepted one).
+  std::string accepted() {
+    std::lock_guard<std::mutex> l(mu_);
+    return have_accepted_ ? accepted_.json() : "";
   }
 
   // ping asks for a keep-alive now (one is also sent every ping_every).
@@ -366,6 +391,45 @@ class Feed {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // Change is one replace or patch not answered yet.
+  struct Change {
+    bool replace;
+    Value doc;  // the document or the merge patch
+    long long generation;  // replace() calls before it: a change older than the last replace is superseded
+    bool folded = false;   // the pending patches folded into one replace
+    bool resync = false;   // the accepted document, sent again after a connect
+    void apply_to(Value& d, bool& have) const {
+      if (replace) d = doc;
+      else d.merge(doc);
+      have = true;
+    }
+  };
+  using ChangePtr = std::shared_ptr<Change>;
+
+  // Message is one line to send and the change it carries (none for a ping).
+  struct Message {
+    std::string line, op, body;
+    ChangePtr change;
+  };
+
+  // fold (mu_ held) turns the pending patches into one replace of the newest
+  // state: the accepted document with every change not answered yet merged
+  // in. A replace the game set itself stays ahead of it, so that a rejected
+  // fold still leaves that one.
+  void fold() {
+    Value doc = accepted_;
+    bool have = have_accepted_;
+    if (inflight_) inflight_->apply_to(doc, have);
+    for (const auto& c : pending_) c->apply_to(doc, have);
+    ChangePtr own;
+    if (!pending_.empty() && pending_.front()->replace && !pending_.front()->folded) own = pending_.front();
+    pending_.clear();
+    if (own) pending_.push_back(own);
+    auto f = std::make_shared<Change>(Change{true, std::move(doc), generation_});
+    f->folded = true;
+    pending_.push_back(std::move(f));
+  }
+
   void report(const std::string& msg) {
     ErrorHandler h;
     {
@@ -375,32 +439,73 @@ class Feed {
     if (h) h(msg);
   }
 
-  // next waits for the next line to send ("" when stopping).
-  std::string next() {
+  static Message message(const char* op, const ChangePtr& c) {
+    Message m{"", op, c ? c->doc.json() : "", c};
+    m.line = c ? "{\"op\":\"" + m.op + "\",\"state\":" + m.body + "}" : "{\"op\":\"ping\"}";
+    return m;
+  }
+
+  // next waits for the next message to send (an empty line when stopping).
+  Message next() {
     std::unique_lock<std::mutex> l(mu_);
     for (;;) {
-      if (stop_) return "";
-      if (need_replace_ && have_doc_) {
-        need_replace_ = false;
-        pending_.clear();
-        return "{\"op\":\"replace\",\"state\":" + doc_.json() + "}";
+      if (stop_) return Message{};
+      if (resync_) {
+        resync_ = false;
+        if (have_accepted_) {  // queryd may have restarted: what it accepted comes first
+          auto c = std::make_shared<Change>(Change{true, accepted_, generation_});
+          c->resync = true;
+          return message("replace", c);
+        }
       }
       if (!pending_.empty()) {
-        std::string s = "{\"op\":\"patch\",\"state\":" + pending_.front() + "}";
+        inflight_ = pending_.front();
         pending_.pop_front();
-        return s;
+        return message(inflight_->replace ? "replace" : "patch", inflight_);
       }
       if (ping_now_ || Clock::now() - last_sent_ >= opts_.ping_every) {
         ping_now_ = false;
-        return "{\"op\":\"ping\"}";
+        return message("ping", nullptr);
       }
       cv_.wait_until(l, last_sent_ + opts_.ping_every);
     }
   }
 
+  // answered records queryd's answer to a message.
+  void answered(const Message& m, const std::string& reply) {
+    bool ok = reply.compare(0, 10, "{\"ok\":true") == 0;
+    RejectHandler h;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      last_sent_ = Clock::now();
+      const ChangePtr& c = m.change;
+      if (c && ok && !c->resync) {
+        c->apply_to(accepted_, have_accepted_);
+      } else if (c && !ok && c->resync) {  // even what it accepted before: a queryd with other rules
+        accepted_ = Value();
+        have_accepted_ = false;
+      }
+      if (c && inflight_ == c) inflight_.reset();
+      h = on_rejected_;
+    }
+    if (ok) return;
+    report("queryd rejected " + m.line.substr(0, 200) + ": " + reply);
+    if (m.change && h) h(Rejection{m.op, m.body, reply});
+  }
+
+  // lost puts a change whose answer never came back in front of the pending
+  // ones (unless a replace came since), to be sent after the accepted
+  // document once connected again.
+  void lost(const Message& m) {
+    std::lock_guard<std::mutex> l(mu_);
+    resync_ = true;
+    if (!m.change || inflight_ != m.change) return;
+    inflight_.reset();
+    if (m.change->generation == generation_) pending_.push_front(m.change);
+  }
+
   void run() {
     auto backoff = opts_.backoff_min;
-    std::string line;
     while (!stopping()) {
       if (fd_.load() == detail::no_socket) {
         std::string err = dial();
@@ -412,25 +517,18 @@ class Feed {
         }
         backoff = opts_.backoff_min;
         std::lock_guard<std::mutex> l(mu_);
-        need_replace_ = have_doc_;  // queryd may have restarted: send the whole last state
+        resync_ = true;  // queryd may have restarted: send what it accepted, then the rest
       }
-      if (line.empty()) line = next();
-      if (line.empty()) return;
-      std::string reply, err = round_trip(line, reply);
+      Message m = next();
+      if (m.line.empty()) return;
+      std::string reply, err = round_trip(m.line, reply);
       if (!err.empty()) {
         close_conn();
         report(err);
-        std::lock_guard<std::mutex> l(mu_);
-        need_replace_ = have_doc_;  // what was in flight may be lost
-        line.clear();
+        lost(m);  // it may or may not have arrived
         continue;
       }
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        last_sent_ = Clock::now();
-      }
-      if (reply.compare(0, 10, "{\"ok\":true") != 0) report("queryd rejected " + line.substr(0, 200) + ": " + reply);
-      line.clear();
+      answered(m, reply);
       if (http_close_) {  // queryd ends this HTTP connection: the next dial opens another
         http_close_ = false;
         close_conn();
@@ -612,13 +710,16 @@ class Feed {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
-  Value doc_;
-  bool have_doc_ = false;
-  bool need_replace_ = false;
+  Value accepted_;  // the last document queryd accepted
+  bool have_accepted_ = false;
+  std::deque<ChangePtr> pending_;  // changes not sent yet, oldest first
+  ChangePtr inflight_;             // the change sent, its answer not read yet
+  long long generation_ = 0;       // replace() calls
+  bool resync_ = false;            // send the accepted document first
   bool ping_now_ = false;
-  std::deque<std::string> pending_;
   Clock::time_point last_sent_ = Clock::now();
   ErrorHandler on_error_;
+  RejectHandler on_rejected_;
   detail::Net net_;  // Winsock started (WSAStartup) while the Feed lives
   std::atomic<detail::socket_t> fd_{detail::no_socket};
   std::string buf_;  // reply bytes read past the last line (worker only)

@@ -2,12 +2,18 @@
 // QuerydFeed.cs: feed a game server's state to queryd, from Unity (Mono,
 // .NET Standard 2.1) or .NET. One file, no dependencies. See README.md.
 //
-// Calls never block the game's frame: Replace and Patch change a local copy
-// of the state and queue what to send (bounded; when the queue is full the
-// whole newest state is sent instead); a background thread connects (the
-// Unix socket where the platform has one, else the HTTP feed), sends, pings
-// on a timer and reconnects with backoff, sending the whole last state
-// again after each reconnect. Errors go to the Error event (raised on the
+// Calls never block the game's frame: Replace and Patch queue the change
+// (bounded; when the queue is full its patches are folded into one replace
+// of the newest state) and a background thread connects (the Unix socket
+// where the platform has one, else the HTTP feed), sends, pings on a timer
+// and reconnects with backoff.
+//
+// It keeps two things: the last document queryd accepted (its last accepted
+// replace with the patches it accepted since merged in) and the changes not
+// answered yet. A change queryd rejects is dropped and raised as Rejected,
+// so it never reaches the accepted document; after each (re)connect the
+// accepted document is sent first, then the changes still pending, each
+// checked again by queryd. Errors go to the Error event (raised on the
 // background thread).
 using System;
 using System.Collections;
@@ -41,6 +47,21 @@ namespace Queryd
         public int MaxQueue = 64;
     }
 
+    /// <summary>A change queryd rejected: dropped, so the accepted document never has it.</summary>
+    public sealed class Rejection
+    {
+        /// <summary>"replace" or "patch".</summary>
+        public readonly string Op;
+        /// <summary>The JSON sent: the document or the merge patch.</summary>
+        public readonly string Change;
+        /// <summary>queryd's answer, e.g. {"ok":false,"error":"state.players.1.score: …"}.</summary>
+        public readonly string Reply;
+
+        internal Rejection(string op, string change, string reply) { Op = op; Change = change; Reply = reply; }
+
+        public override string ToString() { return "queryd rejected " + Op + " " + Change + ": " + Reply; }
+    }
+
     /// <summary>
     /// Feeds a state to queryd from a background thread. Its methods are
     /// safe to call from any thread and return at once.
@@ -50,12 +71,22 @@ namespace Queryd
         /// <summary>Connection errors and messages queryd rejected (raised on the background thread).</summary>
         public event Action<string> Error;
 
+        /// <summary>
+        /// A replace or patch queryd rejected (raised on the background thread,
+        /// after Error): it is dropped, and the local copy no longer has it.
+        /// </summary>
+        public event Action<Rejection> Rejected;
+
         readonly FeedOptions opts;
         readonly object mu = new object();
         readonly Thread worker;
-        readonly Queue<string> pending = new Queue<string>();
-        Dictionary<string, object> doc;
-        bool needReplace, pingNow, stop;
+        // What queryd accepted last, and the changes not answered yet (oldest
+        // first; inflight is the one sent and waiting for its answer).
+        Dictionary<string, object> accepted;
+        readonly List<Change> pending = new List<Change>();
+        Change inflight;
+        long generation; // counts Replace calls: a change from before the last one is superseded
+        bool resync, pingNow, stop;
         DateTime lastSent = DateTime.UtcNow;
         ITransport conn;
 
@@ -69,15 +100,18 @@ namespace Queryd
         /// <summary>Whether the worker holds a connection now.</summary>
         public bool Connected { get { return Volatile.Read(ref conn) != null; } }
 
+        /// <summary>The last document queryd accepted, as JSON (null before it accepted one).</summary>
+        public string Accepted { get { lock (mu) return accepted == null ? null : Json.Write(accepted); } }
+
         /// <summary>Sets the whole state (queryd's "replace").</summary>
         public void Replace(IDictionary<string, object> state)
         {
             lock (mu)
             {
-                doc = new Dictionary<string, object>();
+                var doc = new Dictionary<string, object>();
                 Json.Merge(doc, state);
-                needReplace = true;
-                pending.Clear();
+                pending.Clear(); // newest state wins
+                pending.Add(new Change(true, doc, ++generation));
                 Monitor.PulseAll(mu);
             }
         }
@@ -90,22 +124,27 @@ namespace Queryd
         {
             lock (mu)
             {
-                if (doc == null) doc = new Dictionary<string, object>();
-                Json.Merge(doc, patch);
-                if (!needReplace)
-                {
-                    if (pending.Count >= opts.MaxQueue)
-                    {
-                        pending.Clear();
-                        needReplace = true; // newest state wins
-                    }
-                    else
-                    {
-                        pending.Enqueue(Json.Write(patch));
-                    }
-                }
+                pending.Add(new Change(false, Json.CopyPatch(patch), generation));
+                var patches = 0;
+                foreach (var c in pending) if (!c.Replace) patches++;
+                if (patches > opts.MaxQueue) Fold();
                 Monitor.PulseAll(mu);
             }
+        }
+
+        // Fold (mu held) turns the pending patches into one replace of the
+        // newest state: the accepted document with every change not answered
+        // yet merged in. A replace the game set itself stays ahead of it, so
+        // that a rejected fold still leaves that one.
+        void Fold()
+        {
+            var doc = Json.Copy(accepted);
+            if (inflight != null) inflight.ApplyTo(ref doc);
+            foreach (var c in pending) c.ApplyTo(ref doc);
+            var own = pending.Count > 0 && pending[0].Replace && !pending[0].Folded ? pending[0] : null;
+            pending.Clear();
+            if (own != null) pending.Add(own);
+            pending.Add(new Change(true, doc, generation) { Folded = true });
         }
 
         /// <summary>Asks for a keep-alive now (one is also sent every PingEvery).</summary>
@@ -145,28 +184,66 @@ namespace Queryd
                 for (;;)
                 {
                     if (stop) return null;
-                    if (needReplace && doc != null)
+                    if (resync)
                     {
-                        needReplace = false;
-                        pending.Clear();
-                        return new Message("replace", Json.Write(doc));
+                        resync = false;
+                        if (accepted != null) // queryd may have restarted: what it accepted comes first
+                            return new Message("replace", Json.Write(accepted), new Change(true, accepted, generation) { Resync = true });
                     }
-                    if (pending.Count > 0) return new Message("patch", pending.Dequeue());
+                    if (pending.Count > 0)
+                    {
+                        inflight = pending[0];
+                        pending.RemoveAt(0);
+                        return new Message(inflight.Replace ? "replace" : "patch", Json.Write(inflight.Doc), inflight);
+                    }
                     var due = lastSent + opts.PingEvery - DateTime.UtcNow;
                     if (pingNow || due <= TimeSpan.Zero)
                     {
                         pingNow = false;
-                        return new Message("ping", null);
+                        return new Message("ping", null, null);
                     }
                     Monitor.Wait(mu, due);
                 }
             }
         }
 
+        // Answered records queryd's answer to a change.
+        void Answered(Message m, string reply)
+        {
+            var ok = reply.StartsWith("{\"ok\":true", StringComparison.Ordinal);
+            lock (mu)
+            {
+                lastSent = DateTime.UtcNow;
+                if (m.Change == null) { }
+                else if (ok && m.Change.Replace) accepted = m.Change.Resync ? accepted : Json.Copy(m.Change.Doc);
+                else if (ok) Json.Merge(accepted ?? (accepted = new Dictionary<string, object>()), m.Change.Doc);
+                else if (m.Change.Resync) accepted = null; // even what it accepted before: a queryd with other rules
+                if (inflight == m.Change) inflight = null;
+            }
+            if (ok) return;
+            Report("queryd rejected " + m.Op + ": " + reply);
+            var h = Rejected;
+            if (m.Change == null || h == null) return;
+            try { h(new Rejection(m.Op, m.Body, reply)); } catch (Exception) { }
+        }
+
+        // Lost puts a change whose answer never came back in front of the
+        // pending ones (unless a Replace came since), to be sent after the
+        // accepted document once connected again.
+        void Lost(Message m)
+        {
+            lock (mu)
+            {
+                resync = true;
+                if (inflight != m.Change || m.Change == null) return;
+                inflight = null;
+                if (m.Change.Generation == generation) pending.Insert(0, m.Change);
+            }
+        }
+
         void Run()
         {
             var backoff = opts.BackoffMin;
-            Message m = null;
             for (;;)
             {
                 lock (mu) { if (stop) return; }
@@ -184,10 +261,9 @@ namespace Queryd
                         continue;
                     }
                     backoff = opts.BackoffMin;
-                    lock (mu) { needReplace = doc != null; } // queryd may have restarted: send the whole last state
-                    m = null;
+                    lock (mu) { resync = true; } // queryd may have restarted: send what it accepted, then the rest
                 }
-                if (m == null) m = Next();
+                var m = Next();
                 if (m == null) return;
                 string reply;
                 try
@@ -198,14 +274,10 @@ namespace Queryd
                 {
                     Close();
                     Report(m.Op + ": " + e.Message);
-                    lock (mu) { needReplace = doc != null; } // what was in flight may be lost
-                    m = null;
+                    Lost(m); // it may or may not have arrived
                     continue;
                 }
-                lock (mu) { lastSent = DateTime.UtcNow; }
-                if (!reply.StartsWith("{\"ok\":true", StringComparison.Ordinal))
-                    Report("queryd rejected " + m.Op + ": " + reply);
-                m = null;
+                Answered(m, reply);
             }
         }
 
@@ -228,10 +300,33 @@ namespace Queryd
             if (c != null) c.Dispose();
         }
 
+        // Change is one Replace or Patch not answered yet (Doc is the
+        // document or the merge patch, never changed once made).
+        sealed class Change
+        {
+            public readonly bool Replace;
+            public readonly Dictionary<string, object> Doc;
+            public readonly long Generation;
+            public bool Folded, Resync;
+
+            public Change(bool replace, Dictionary<string, object> doc, long generation)
+            {
+                Replace = replace; Doc = doc; Generation = generation;
+            }
+
+            // ApplyTo applies the change to doc (null: none yet).
+            public void ApplyTo(ref Dictionary<string, object> doc)
+            {
+                if (Replace) doc = Json.Copy(Doc);
+                else Json.Merge(doc ?? (doc = new Dictionary<string, object>()), Doc);
+            }
+        }
+
         sealed class Message
         {
             public readonly string Op, Body;
-            public Message(string op, string body) { Op = op; Body = body; }
+            public readonly Change Change; // null for a ping
+            public Message(string op, string body, Change change) { Op = op; Body = body; Change = change; }
         }
     }
 
@@ -425,6 +520,28 @@ namespace Queryd
                 }
             }
             sb.Append('"');
+        }
+
+        /// <summary>A copy of doc's objects (null stays null; members set to null are left out).</summary>
+        public static Dictionary<string, object> Copy(IDictionary<string, object> doc)
+        {
+            if (doc == null) return null;
+            var c = new Dictionary<string, object>();
+            Merge(c, doc);
+            return c;
+        }
+
+        /// <summary>A copy of a merge patch's objects, its nulls kept.</summary>
+        public static Dictionary<string, object> CopyPatch(IDictionary<string, object> patch)
+        {
+            if (patch == null) return null;
+            var c = new Dictionary<string, object>();
+            foreach (var kv in patch)
+            {
+                var sub = kv.Value as IDictionary<string, object>;
+                c[kv.Key] = sub != null ? CopyPatch(sub) : kv.Value;
+            }
+            return c;
         }
 
         /// <summary>Applies an RFC 7386 merge patch to target, copying what it keeps.</summary>

@@ -40,4 +40,5 @@ func _idle(delta):
 			feed.patch({"values": {"tick": tick}})
 		print("patched")
 		step = 2
-	return elapsed > 120.0
+	if elapsed > 120.0:
+		quit()

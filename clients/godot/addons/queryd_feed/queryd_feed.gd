@@ -3,15 +3,23 @@
 # ([feed] http, loopback, bearer token), for Godot 3 and Godot 4.
 #
 # Add it as a node (it works in _process, one poll per frame, never
-# waiting): replace() and patch() change a local copy of the state and
-# queue what to send (bounded; when the queue is full the whole newest state
-# is sent instead); the node connects, sends, pings on a timer and
-# reconnects with backoff, sending the whole last state again after each
-# reconnect. Errors go to the "error" signal and, if set, to
-# error_target.call(error_method, message). See README.md.
+# waiting): replace() and patch() queue the change (bounded; when the queue
+# is full its patches are folded into one replace of the newest state); the
+# node connects, sends, pings on a timer and reconnects with backoff.
+#
+# It keeps two things: the last document queryd accepted (its last accepted
+# replace with the patches it accepted since merged in) and the changes not
+# answered yet. A change queryd rejects is dropped and reported (the
+# "rejected" signal), so it never reaches the accepted document; after each
+# (re)connect the accepted document is sent first, then the changes still
+# pending, each checked again by queryd. Errors go to the "error" signal
+# and, if set, to error_target.call(error_method, message). See README.md.
 extends Node
 
 signal error(message)
+# A replace or patch queryd rejected: op "replace" or "patch", change the
+# JSON sent, reply queryd's answer. It is dropped from the local copy.
+signal rejected(op, change, reply)
 
 # The HTTP feed, e.g. "http://127.0.0.1:27017".
 var url = "http://127.0.0.1:27017"
@@ -29,6 +37,8 @@ var max_queue = 64
 # An object and method also told of each error (works alike in Godot 3 and 4).
 var error_target = null
 var error_method = ""
+# The method of error_target also told of each rejection: (op, change, reply).
+var rejected_method = ""
 
 const _IDLE = 0
 const _CONNECTING = 1
@@ -42,9 +52,12 @@ var _wait = 0.0
 var _backoff = 0.1
 var _elapsed = 0.0
 var _since_sent = 0.0
-var _doc = null
-var _need_replace = false
-var _pending = []
+var _accepted = null  # the last document queryd accepted
+var _pending = []  # changes not sent yet, oldest first: {"replace", "doc", "gen", "folded", "id"}
+var _sent = null  # the change in flight (its answer not read yet)
+var _generation = 0  # replace() calls: a change older than the last replace is superseded
+var _ids = 0
+var _resync = false  # send the accepted document first
 var _ping_now = false
 var _inflight = null
 var _body = null
@@ -52,24 +65,63 @@ var _body = null
 
 # replace sets the whole state (queryd's "replace").
 func replace(state):
-	_doc = _merge({}, state)
-	_need_replace = true
-	_pending.clear()
+	_generation += 1
+	_pending.clear()  # newest state wins
+	_pending.append(_change(true, _merge({}, state), false))
 
 
 # patch merges an RFC 7386 merge patch (queryd's "patch"): a player joins
 # with {"players": {"7": {...}}} and leaves with {"players": {"7": null}}.
 func patch(p):
-	if _doc == null:
-		_doc = {}
-	_doc = _merge(_doc, p)
-	if _need_replace:
-		return
-	if _pending.size() >= max_queue:
-		_pending.clear()
-		_need_replace = true  # newest state wins
-	else:
-		_pending.append(_json(p))
+	_pending.append(_change(false, _copy_patch(p), false))
+	var patches = 0
+	for c in _pending:
+		if not c["replace"]:
+			patches += 1
+	if patches > max_queue:
+		_fold()
+
+
+# accepted returns the last document queryd accepted (null before one), a copy.
+func accepted():
+	if _accepted == null:
+		return null
+	return _accepted.duplicate(true)
+
+
+func _change(is_replace, doc, folded):
+	_ids += 1
+	return {"replace": is_replace, "doc": doc, "gen": _generation, "folded": folded, "id": _ids}
+
+
+# _fold turns the pending patches into one replace of the newest state: the
+# accepted document with every change not answered yet merged in. A replace
+# the game set itself stays ahead of it, so that a rejected fold still
+# leaves that one.
+func _fold():
+	var doc = null
+	if _accepted != null:
+		doc = _accepted.duplicate(true)
+	if _sent != null:
+		doc = _apply(doc, _sent)
+	for c in _pending:
+		doc = _apply(doc, c)
+	var own = null
+	if _pending.size() > 0 and _pending[0]["replace"] and not _pending[0]["folded"]:
+		own = _pending[0]
+	_pending.clear()
+	if own != null:
+		_pending.append(own)
+	_pending.append(_change(true, doc, true))
+
+
+# _apply returns doc (null: none yet) with the change applied.
+func _apply(doc, c):
+	if c["replace"]:
+		return c["doc"].duplicate(true)
+	if doc == null:
+		doc = {}
+	return _merge(doc, c["doc"])
 
 
 # ping asks for a keep-alive now (one is also sent every ping_every seconds).
@@ -102,7 +154,7 @@ func poll(delta):
 		if st == HTTPClient.STATUS_CONNECTED:
 			_state = _READY
 			_backoff = backoff_min
-			_need_replace = _doc != null  # queryd may have restarted: send the whole last state
+			_resync = true  # queryd may have restarted: send what it accepted, then the rest
 		elif st != HTTPClient.STATUS_RESOLVING and st != HTTPClient.STATUS_CONNECTING:
 			_fail("cannot connect to %s (HTTPClient status %d)" % [url, st])
 		elif _elapsed > timeout:
@@ -133,19 +185,22 @@ func _connect():
 	_elapsed = 0.0
 
 
-# _next returns the next request to send, [method, path, body, what], or null.
+# _next returns the next request to send, [method, path, body, what, change], or null.
 func _next():
-	if _need_replace and _doc != null:
-		_need_replace = false
-		_pending.clear()
-		return [HTTPClient.METHOD_PUT, "/v1/state", _json(_doc), "replace"]
+	if _resync:
+		_resync = false
+		if _accepted != null:  # queryd may have restarted: what it accepted comes first
+			return [HTTPClient.METHOD_PUT, "/v1/state", _json(_accepted), "replace", {"resync": true, "id": 0}]
 	if _pending.size() > 0:
-		var body = _pending[0]
+		var c = _pending[0]
 		_pending.pop_front()
-		return [HTTPClient.METHOD_PATCH, "/v1/state", body, "patch"]
+		_sent = c
+		if c["replace"]:
+			return [HTTPClient.METHOD_PUT, "/v1/state", _json(c["doc"]), "replace", c]
+		return [HTTPClient.METHOD_PATCH, "/v1/state", _json(c["doc"]), "patch", c]
 	if _ping_now or _since_sent >= ping_every:
 		_ping_now = false
-		return [HTTPClient.METHOD_POST, "/v1/ping", "", "ping"]
+		return [HTTPClient.METHOD_POST, "/v1/ping", "", "ping", null]
 	return null
 
 
@@ -153,6 +208,7 @@ func _send(m):
 	var headers = ["Authorization: Bearer " + token, "Content-Type: application/merge-patch+json" if m[3] == "patch" else "Content-Type: application/json"]
 	var err = _http.request(m[0], m[1], headers, m[2])
 	if err != OK:
+		_inflight = m
 		_fail("%s: request failed (error %d)" % [m[3], err])
 		return
 	_inflight = m
@@ -187,10 +243,30 @@ func _receive():
 		text = _body.get_string_from_utf8().strip_edges()
 	_since_sent = 0.0
 	_state = _READY
-	if code == 401:
-		_fail("%s: queryd refused the token (401): %s" % [_inflight[3], text])
-	elif code != 200:
-		_report("queryd rejected %s (%d): %s" % [_inflight[3], code, text])
+	if code == 401 or code >= 500:
+		_fail("%s: queryd answered %d: %s" % [_inflight[3], code, text])
+	else:
+		_answered(_inflight, code, text)
+
+
+# _answered records queryd's answer (HTTP code, body) to a request.
+func _answered(m, code, reply):
+	var ok = code == 200
+	_inflight = null
+	var c = m[4]
+	if c != null and _sent != null and _sent["id"] == c["id"]:
+		_sent = null
+	if c != null and ok and not c.has("resync"):
+		_accepted = _apply(_accepted, c)
+	elif c != null and not ok and c.has("resync"):
+		_accepted = null  # even what it accepted before: a queryd with other rules
+	if ok:
+		return
+	_report("queryd rejected %s (%d): %s" % [m[3], code, reply])
+	if c != null:
+		emit_signal("rejected", m[3], m[2], reply)
+		if error_target != null and rejected_method != "":
+			error_target.call(rejected_method, m[3], m[2], reply)
 
 
 func _fail(message):
@@ -199,7 +275,14 @@ func _fail(message):
 	_state = _BACKOFF
 	_wait = _backoff
 	_backoff = min(_backoff * 2.0, backoff_max)
-	_need_replace = _doc != null  # what was in flight may be lost
+	_resync = true  # queryd may have restarted: send what it accepted, then the rest
+	# The change in flight may or may not have arrived: it goes first again
+	# (after the accepted document), unless a replace came since.
+	if _inflight != null and _inflight[4] != null and _sent != null and _sent["id"] == _inflight[4]["id"]:
+		if _sent["gen"] == _generation:
+			_pending.push_front(_sent)
+		_sent = null
+	_inflight = null
 
 
 func _report(message):
@@ -223,6 +306,13 @@ func _merge(target, p):
 		else:
 			target[k] = _merge(target.get(k), v)
 	return target
+
+
+# _copy_patch copies a merge patch's dictionaries, its nulls kept.
+func _copy_patch(p):
+	if typeof(p) == TYPE_DICTIONARY or typeof(p) == TYPE_ARRAY:
+		return p.duplicate(true)
+	return p
 
 
 # _json writes a value as JSON: null, bool, int, float, String, Dictionary, Array.
