@@ -77,7 +77,7 @@ func startAdmin(addr string, d *Daemon) (*adminServer, error) {
 	}
 	a.srv.ConnState = a.shed.ConnState
 	a.srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
-		return context.WithValue(ctx, connKey{}, c)
+		return context.WithValue(ctx, connKey{}, &adminConn{Conn: c})
 	}
 	if err := a.register(d.reg); err != nil {
 		raw.Close()

@@ -26,11 +26,22 @@ import (
 // new one). /healthz is not limited: its answer costs no more than a
 // refusal would, and a limit would let anyone on the probe's address (any
 // local user, with the probe on loopback) make it fail.
+//
+// All clients together may make adminAllRate requests a second (bursts of
+// adminAllBurst) to those routes, so that clients from many addresses
+// cannot add up to more work than the UDP path can spare (a loopback user
+// can take any of 16 million source addresses). A request over either
+// rate that cannot get its turn within adminMaxWait is answered 429 only
+// after adminMaxWait (its connection idle meanwhile): a client looping on
+// refusals is slowed to one a second too, where immediate 429s cost as
+// much as answers (10,000 a second from 32 clients of one address).
 const (
-	adminRate    = 5
-	adminBurst   = 10
-	adminMaxWait = time.Second
-	adminClients = 1024 // clients remembered (LRU); bounds memory
+	adminRate     = 5
+	adminBurst    = 10
+	adminAllRate  = 100
+	adminAllBurst = 100
+	adminMaxWait  = time.Second
+	adminClients  = 1024 // clients remembered (LRU); bounds memory
 )
 
 // adminGuard is in front of the whole admin mux: it sets the security
@@ -54,14 +65,15 @@ func newAdminGuard(next http.Handler, allowed []string, shed *netlimit.Shedder) 
 	for _, h := range allowed {
 		g.allowed[strings.ToLower(strings.TrimSuffix(h, "."))] = true
 	}
-	g.rates = newClientRates(adminClients, adminRate, adminBurst)
+	g.rates = newClientRates(adminClients, adminRate, adminBurst, adminAllRate, adminAllBurst)
 	return g
 }
 
 func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status.Headers(w.Header())
-	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
-		g.shed.Prove(c) // its headers are in: it is no trickler
+	c, _ := r.Context().Value(connKey{}).(*adminConn)
+	if c != nil {
+		g.shed.Prove(c.Conn) // its headers are in: it is no trickler
 	}
 	// No route reads a body: one a client declares is never waited for
 	// (a GET trickling a declared body held its connection for ReadTimeout).
@@ -71,7 +83,9 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "queryd admin: use the admin address itself (an IP address, localhost or a name of [admin] allowed_hosts) as the host", http.StatusMisdirectedRequest)
 		return
 	}
-	if r.URL.Path != "/healthz" && !g.wait(r) {
+	if r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, "/healthz/") {
+		g.pace(c, r)
+	} else if !g.wait(r) {
 		g.limited.Add(1)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "queryd admin: too many requests from this address", http.StatusTooManyRequests)
@@ -85,28 +99,65 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // connection closed while it waited).
 func (g *adminGuard) wait(r *http.Request) bool {
 	delay, ok := g.rates.reserve(clientOf(r.RemoteAddr), time.Now(), adminMaxWait)
-	if !ok {
-		return false
-	}
-	if delay <= 0 {
+	if ok && delay <= 0 {
 		return true
 	}
-	if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil && g.shed != nil {
-		defer g.shed.Waiting(c)()
+	if !ok {
+		delay = adminMaxWait // refused: after the longest wait, not at once
+	}
+	if c, _ := r.Context().Value(connKey{}).(*adminConn); c != nil && g.shed != nil {
+		defer g.shed.Waiting(c.Conn)()
 	}
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return ok
 	case <-r.Context().Done():
 		return false
 	}
 }
 
-// connKey is the request context's key of its connection (http.Server's
-// ConnContext puts it there).
+// connKey is the request context's key of its connection, an *adminConn
+// (http.Server's ConnContext puts it there).
 type connKey struct{}
+
+// adminConn is an admin connection and when it last asked /healthz.
+type adminConn struct {
+	net.Conn
+	lastHealthz atomic.Int64 // unix nanoseconds; 0: never
+}
+
+// healthzEvery is how often one connection may ask /healthz: a probe's
+// first request on a connection, and one every few seconds, are never
+// held; a client asking in a loop on a keep-alive connection is held to
+// 5 a second, as the other routes are held to their rate (/healthz is
+// not rate-limited by address: anyone sharing the probe's could fail it).
+const healthzEvery = 200 * time.Millisecond
+
+// pace holds a /healthz request of c until healthzEvery after c's last
+// one (c idle meanwhile: it may be shed for a new connection).
+func (g *adminGuard) pace(c *adminConn, r *http.Request) {
+	if c == nil {
+		return
+	}
+	now := time.Now()
+	last := c.lastHealthz.Swap(now.UnixNano())
+	wait := time.Duration(last + int64(healthzEvery) - now.UnixNano())
+	if last == 0 || wait <= 0 {
+		return
+	}
+	c.lastHealthz.Store(now.Add(wait).UnixNano())
+	if g.shed != nil {
+		defer g.shed.Waiting(c.Conn)()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+}
 
 // allowedHost reports whether host (with or without a port) is an IP
 // address, localhost or an allowed name. An empty Host (HTTP/1.0 without
@@ -128,24 +179,29 @@ func clientOf(remote string) netip.Prefix {
 	return p
 }
 
-// clientRates is one token bucket per client, for the clients seen last.
+// clientRates is one token bucket per client, for the clients seen last,
+// and one for all of them together.
 type clientRates struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[netip.Prefix, *rate.Limiter]
+	all   *rate.Limiter
 	rate  rate.Limit
 	burst int
 }
 
-func newClientRates(n int, r float64, burst int) *clientRates {
+// newClientRates remembers n clients' buckets of r a second (bursts of
+// burst), under one bucket of allRate a second (bursts of allBurst).
+func newClientRates(n int, r float64, burst int, allRate float64, allBurst int) *clientRates {
 	l, err := simplelru.NewLRU[netip.Prefix, *rate.Limiter](n, nil)
 	if err != nil {
 		panic(err) // n > 0: a constant
 	}
-	return &clientRates{lru: l, rate: rate.Limit(r), burst: burst}
+	return &clientRates{lru: l, all: rate.NewLimiter(rate.Limit(allRate), allBurst), rate: rate.Limit(r), burst: burst}
 }
 
-// reserve takes one request from client's bucket at now and says how long
-// it must wait for it; false (nothing taken) when that is over limit.
+// reserve takes one request from client's bucket and the shared one at
+// now and says how long it must wait for both; false (nothing taken) when
+// that is over limit.
 func (c *clientRates) reserve(client netip.Prefix, now time.Time, limit time.Duration) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -154,10 +210,12 @@ func (c *clientRates) reserve(client netip.Prefix, now time.Time, limit time.Dur
 		l = rate.NewLimiter(c.rate, c.burst)
 		c.lru.Add(client, l)
 	}
-	res := l.ReserveN(now, 1)
-	if d := res.DelayFrom(now); res.OK() && d <= limit {
+	own, all := l.ReserveN(now, 1), c.all.ReserveN(now, 1)
+	d := max(own.DelayFrom(now), all.DelayFrom(now))
+	if own.OK() && all.OK() && d <= limit {
 		return d, true
 	}
-	res.CancelAt(now)
+	own.CancelAt(now)
+	all.CancelAt(now)
 	return 0, false
 }

@@ -102,11 +102,19 @@ type statusReaders struct {
 	out   *bufio.Scanner
 }
 
+// The readers' ways of loading the admin listener (TestAdminStatusLoad).
+const (
+	readersDistinct = "distinct" // 32 keep-alive clients, each from its own address, on /status.json
+	readersOne      = "one"      // 32 keep-alive clients from 127.0.0.1 on /status.json (most over the rate)
+	readersFresh    = "fresh"    // a new connection from a new address for every /status.json
+	readersHealthz  = "healthz"  // 32 keep-alive clients from 127.0.0.1 on /healthz (no address rate)
+)
+
 // startReaders starts the readers' process against addr, paused.
-func startReaders(t testing.TB, addr string) *statusReaders {
+func startReaders(t testing.TB, addr, mode string) *statusReaders {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAdminStatusReaders$", "-hostile.bin="+querydBin)
-	cmd.Env = append(os.Environ(), "HOSTILE_READERS="+addr)
+	cmd.Env = append(os.Environ(), "HOSTILE_READERS="+addr, "HOSTILE_READERS_MODE="+mode)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -144,18 +152,28 @@ func (s *statusReaders) set(t testing.TB, on bool) (ok, tooMany, failed, nb int6
 }
 
 // TestAdminStatusReaders is TestAdminStatusLoad's readers' process (it
-// runs only with HOSTILE_READERS set): 32 clients fetching /status.json in
-// a loop while "on", each line of stdin switching them, each answered with
-// the counts.
+// runs only with HOSTILE_READERS set): 32 clients asking in a loop, the way
+// HOSTILE_READERS_MODE says, while "on", each line of stdin switching
+// them, each answered with the counts.
 func TestAdminStatusReaders(t *testing.T) {
 	addr := os.Getenv("HOSTILE_READERS")
 	if addr == "" {
 		t.Skip("the readers' process of TestAdminStatusLoad")
 	}
+	mode := os.Getenv("HOSTILE_READERS_MODE")
+	path := "/status.json"
+	if mode == readersHealthz {
+		path = "/healthz"
+	}
 	var on atomic.Bool
 	var ok, tooMany, failed, nb atomic.Int64
+	var fresh atomic.Uint32
 	for i := 0; i < 32; i++ {
-		dialer := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(i+1))}}
+		ip := net.IPv4(127, 0, 1, byte(i+1))
+		if mode == readersOne || mode == readersHealthz {
+			ip = net.IPv4(127, 0, 0, 1)
+		}
+		dialer := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: ip}}
 		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 1}}
 		go func() {
 			for {
@@ -163,7 +181,12 @@ func TestAdminStatusReaders(t *testing.T) {
 					time.Sleep(10 * time.Millisecond)
 					continue
 				}
-				res, err := client.Get("http://" + addr + "/status.json")
+				if mode == readersFresh { // every request from a new address of 127.2.0.0/16
+					k := fresh.Add(1)
+					d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 2, byte(k>>8), byte(k))}}
+					client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+				}
+				res, err := client.Get("http://" + addr + path)
 				if err != nil {
 					failed.Add(1)
 					time.Sleep(10 * time.Millisecond)
@@ -211,11 +234,17 @@ type loadRound struct {
 	idleCPU, loadCPU float64 // the daemon's CPU, cores
 }
 
-// TestAdminStatusLoad (issue 24 §4): 32 clients fetching /status.json in a
-// loop used to take 137 % of a core (the document was encoded for every
-// request) and raised the UDP answers' p99 from 0.65 ms to 17.8 ms. Now
-// the document is encoded once a second and each client is held to its
-// request rate: the A2S_INFO round trip's p99 with the 32 readers stays
+// TestAdminStatusLoad (issue 24 §4, issue 39 §5): 32 clients fetching
+// /status.json in a loop used to take 137 % of a core (the document was
+// encoded for every request) and raised the UDP answers' p99 from 0.65 ms
+// to 17.8 ms; with the document encoded once a second and each address
+// held to its rate, 32 clients of one address still got 10,000 immediate
+// 429s a second, and 32 from fresh addresses (a loopback user has 16
+// million) were not held at all: p99 17-31 ms. Now all addresses together
+// are held to 100 requests a second, a refusal comes only after a second's
+// wait, and one connection may ask /healthz 5 times a second: in every
+// way of loading it (readersDistinct, readersOne, readersFresh,
+// readersHealthz) the A2S_INFO round trip's p99 with the 32 readers stays
 // within 2x of its p99 without them. The daemon is built without the race
 // detector for this test (plainBin): its instrumentation multiplies the
 // cost of the HTTP path several times and says nothing of a real build's
@@ -224,10 +253,20 @@ type loadRound struct {
 // rounds) and the medians of the phases' p99s are compared; a comparison
 // that fails is repeated up to twice with fresh rounds.
 func TestAdminStatusLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 80 s of load: -short")
+	}
 	bin, err := plainBin()
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, mode := range []string{readersDistinct, readersOne, readersFresh, readersHealthz} {
+		t.Run(mode, func(t *testing.T) { adminStatusLoad(t, bin, mode) })
+	}
+}
+
+// adminStatusLoad is TestAdminStatusLoad with the readers in mode.
+func adminStatusLoad(t *testing.T, bin, mode string) {
 	d := newDaemon(t, nil)
 	d.Bin = bin
 	d.Start(t)
@@ -237,7 +276,7 @@ func TestAdminStatusLoad(t *testing.T) {
 	var probeDone sync.WaitGroup
 	probeDone.Add(1)
 	go func() { defer probeDone.Done(); probe.run(ctx) }()
-	readers := startReaders(t, d.AdminAddr)
+	readers := startReaders(t, d.AdminAddr, mode)
 	defer func() { cancel(); probeDone.Wait() }()
 	time.Sleep(500 * time.Millisecond) // the probe has its token
 
@@ -256,7 +295,7 @@ func TestAdminStatusLoad(t *testing.T) {
 		ok0, many0, failed0, bytes0 := readers.set(t, false)
 		start := time.Now()
 		var rounds []loadRound
-		for i := 0; i < 4; i++ {
+		for i := 0; i < 2; i++ {
 			var r loadRound
 			if i%2 == 0 {
 				r.idleP99, r.idleN, r.idleCPU = measure(false)
@@ -276,7 +315,7 @@ func TestAdminStatusLoad(t *testing.T) {
 			t.Logf("attempt %d round %d: idle p99 %v (%d answers, daemon %.0f %% of a core); with 32 readers p99 %v (%d answers, daemon %.0f %%)",
 				attempt, i, r.idleP99.Round(time.Microsecond), r.idleN, 100*r.idleCPU, r.loadP99.Round(time.Microsecond), r.loadN, 100*r.loadCPU)
 			idle, load = append(idle, r.idleP99), append(load, r.loadP99)
-			idleCPU, loadCPU = idleCPU+r.idleCPU/4, loadCPU+r.loadCPU/4
+			idleCPU, loadCPU = idleCPU+r.idleCPU/2, loadCPU+r.loadCPU/2
 		}
 		mi, ml := median(idle), median(load)
 		verdict = fmt.Sprintf("attempt %d (%v): median p99 idle %v, with 32 readers %v (%.2fx); /status.json answered %.0f/s (%.1f KiB each), refused (429) %.0f/s, %d failed; daemon CPU %.0f %% idle, %.0f %% loaded; probe lost %d",
@@ -286,8 +325,8 @@ func TestAdminStatusLoad(t *testing.T) {
 		if min(rounds[0].idleN, rounds[0].loadN) < 200 {
 			t.Fatalf("too few UDP answers to measure (%d, %d)", rounds[0].idleN, rounds[0].loadN)
 		}
-		if ok == 0 {
-			t.Fatal("no /status.json answered: the load did not happen")
+		if ok+many == 0 {
+			t.Fatal("no request answered: the load did not happen")
 		}
 		if ml <= 2*mi {
 			return

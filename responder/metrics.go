@@ -11,13 +11,13 @@ import (
 
 // Outcome labels the responder adds to the handlers' own.
 const (
-	outRateLimited = int(dgram.NumOutcomes) + iota // the reply would exceed a budget
-	outUnknown                                     // no handler claims the datagram
-	outSilent                                      // the feed is stale: nothing is answered
-	outForwarded                                   // handed to the relay (relay mode)
-	outPanic                                       // serving it panicked; recovered, nothing sent
-	outDenied                                      // the source is in [limits] deny
-	outRelayDropped                                // unclaimed, and the relay dropped it (loop, caps, queue)
+	outRateLimited  = int(dgram.NumOutcomes) + iota // the reply would exceed a budget
+	outUnknown                                      // no handler claims the datagram
+	outSilent                                       // the feed is stale: nothing is answered
+	outForwarded                                    // handed to the relay (relay mode)
+	outPanic                                        // serving it panicked; recovered, nothing sent
+	outDenied                                       // the source is in [limits] deny
+	outRelayDropped                                 // unclaimed, and the relay dropped it (loop, caps, queue)
 	numOutcomes
 )
 
