@@ -76,6 +76,8 @@ type Config struct {
 
 	present    []string // the tables the file has, sorted
 	serverName string   // an included server's name (LoadHost): its default feed socket is NAME.sock
+	// serverWarnings are [server]'s values the state cuts to its limits.
+	serverWarnings []string
 }
 
 // Listen is [listen]: the UDP sockets.
@@ -400,7 +402,8 @@ func (c *Config) validateServer(errs *Errors) {
 			return
 		}
 	}
-	bad := state.ValidateAll(doc)
+	bad, cut := state.Check(doc)
+	c.serverWarnings = state.WarningLines("server.", cut)
 	for _, err := range bad {
 		var fe *state.FieldError
 		if errors.As(err, &fe) {
@@ -416,7 +419,7 @@ func (c *Config) validateServer(errs *Errors) {
 
 // Warnings lists settings that are valid but likely to hurt, with their keys.
 func (c *Config) Warnings() []string {
-	var w []string
+	w := slices.Clone(c.serverWarnings)
 	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() {
 		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: the status page (player names, "+
 			"client addresses), /status.json and /metrics are reachable from the network without authentication; "+

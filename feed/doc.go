@@ -15,6 +15,7 @@
 // gets exactly one reply line, in order:
 //
 //	{"ok":true,"version":N}
+//	{"ok":true,"version":N,"warnings":["<what was cut>", …]}
 //	{"ok":false,"error":"<what and where>"}
 //
 // A rejected message changes nothing and the connection stays usable.
@@ -61,7 +62,19 @@
 // "state", a port outside 1-65535, an empty line or a line that is not one
 // JSON object gets an error reply saying which. A state error names the
 // field: "state.players.3.score: want an integer from -2147483648 to
-// 2147483647, got 1.5".
+// 2147483647, got 1.5"; an unknown field names the nearest known one:
+// "state.mapp: unknown field (did you mean map?)".
+//
+// Values real feeders send are accepted in the form queryd keeps (package
+// state, "Validation"): integral floats (3.0, 3e0) are integers, a negative
+// ping is unknown, and text over its limit is cut on a character boundary.
+// An accepted replace or patch that had text cut says so in "warnings",
+// one line per value in path order (Reply.Warnings):
+//
+//	{"ok":true,"version":7,"warnings":["state.players.3.name: cut to 64 characters (was 70)"]}
+//
+// A message is applied whole or not at all: a refused one carries no
+// warnings. Over HTTP the 200 answer carries the same warnings.
 //
 // # Limits
 //

@@ -25,6 +25,12 @@ type Reply struct {
 	// sees it ("IP:PORT": relay mode may give each client an address of
 	// its own, so that ports repeat).
 	Local string `json:"local,omitempty"`
+	// Warnings are, in an accepted replace or patch, the values queryd
+	// fitted to the state's limits ("state.players.3.name: cut to 64
+	// characters (was 70)"), in path order, at most
+	// state.MaxWarningLines and a line for the rest. A refused message
+	// has none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // message is one parsed request line.

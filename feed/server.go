@@ -426,16 +426,16 @@ func (s *Server) carryOut(m message) Reply {
 	var err error
 	switch m.op {
 	case "replace", "patch":
-		var v uint64
+		var r state.Result
 		if m.op == "replace" {
-			v, err = s.store.Replace(m.state)
+			r, err = s.store.Put(m.state)
 		} else {
-			v, err = s.store.Patch(m.state)
+			r, err = s.store.Merge(m.state)
 		}
 		if err != nil {
 			return Reply{Error: "state." + err.Error()}
 		}
-		return Reply{OK: true, Version: v}
+		return Reply{OK: true, Version: r.Version, Warnings: state.WarningLines("state.", r.Warnings)}
 	case "get":
 		snap := s.store.Snapshot()
 		return Reply{OK: true, Version: snap.Version, State: snap.Document()}

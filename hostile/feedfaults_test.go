@@ -134,8 +134,9 @@ func feedBroken(t *testing.T, d *Daemon) {
 		{"invalid UTF-8 in a string", "{\"op\":\"patch\",\"state\":{\"name\":\"\xff\xfeX\"}}"},
 		{"invalid UTF-8 outside strings", "{\"op\":\"ping\"}\xc0"},
 		{"good field then bad field", `{"op":"patch","state":{"name":"Half","max_players":"x"}}`},
-		{"good player then bad player", `{"op":"patch","state":{"players":{"7":{"name":"Gus"},"8":{"name":"Hal","ping":-1}}}}`},
-		{"name too long", `{"op":"patch","state":{"name":"` + strings.Repeat("n", 300) + `"}}`},
+		{"good player then bad player", `{"op":"patch","state":{"players":{"7":{"name":"Gus"},"8":{"name":"Hal","ping":1.5}}}}`},
+		{"folder too long", `{"op":"patch","state":{"folder":"` + strings.Repeat("f", 129) + `"}}`},
+		{"name to cut, then a bad field", `{"op":"patch","state":{"name":"` + strings.Repeat("n", 300) + `","max_players":3.5}}`},
 		{"deep nesting", `{"op":"patch","state":{"values":` + strings.Repeat(`{"a":`, 200) + `1` + strings.Repeat(`}`, 200) + `}}`},
 	}
 	for _, r := range rejected {

@@ -57,7 +57,9 @@
 //	gametype, g_gametype        the rule g_gametype when the state has it, else quake3.gametype (0)
 //	g_needpass                  state password (1 or 0)
 //	version                     state version (statusResponse)
-//	player ping                 bots 0 (as Quake 3 shows them); everyone else at least 1, since clients (gamedig) count ping-0 players as bots
+//	player ping                 bots 0 (as Quake 3 shows them); an unknown ping (a negative one in the state) 999, what
+//	                            ioquake3 shows for a client not active yet; everyone else at least 1, since clients
+//	                            (gamedig) count ping-0 players as bots
 //
 // # Characters the format forbids
 //
@@ -202,5 +204,6 @@
 //	game          com_gamename (also kept as a rule)
 //	password      g_needpass (not "" or "0")
 //	rules         every other key (the challenge is dropped)
-//	players       each line's name, score and ping (0 to 65535); ping 0 is a bot
+//	players       each line's name, score and ping (0 to 65535); ping 0 is a bot; ping 999
+//	              (ioquake3: a client not active yet) or a negative one is unknown (state ping -1)
 package quake3

@@ -194,12 +194,19 @@ func EncodeStatus(cfg Config, snap *state.Snapshot) []byte {
 	return b
 }
 
+// UnknownPing is the ping a status line shows for a player whose ping is
+// unknown (state.PingUnknown): what ioquake3 shows for a client that is not
+// active yet.
+const UnknownPing = 999
+
 // appendPlayer appends one status line: score ping "name"\n.
 func appendPlayer(b []byte, p *state.Player) []byte {
 	ping := int64(p.Ping)
 	switch {
 	case p.Bot:
 		ping = 0
+	case ping < 0:
+		ping = UnknownPing
 	case ping < 1:
 		ping = 1
 	}

@@ -58,6 +58,19 @@ func TestStatusExact(t *testing.T) {
 	}
 }
 
+// TestStatusUnknownPing: a player whose ping is unknown (negative in the
+// state) shows 999, as ioquake3 shows a client not active yet; a bot
+// shows 0 whatever its ping, and a ping of 0 that is no bot shows 1.
+func TestStatusUnknownPing(t *testing.T) {
+	h := handlerFor(t, exampleCfg, `{"name":"s","players":{"1":{"name":"Conn","score":0,"ping":-1},
+		"2":{"name":"Bot","score":4,"ping":-1,"bot":true},"3":{"name":"Zero","score":2,"ping":0},"4":{"name":"Py","score":3.0,"ping":-5.0}}}`)
+	got, _ := serve(t, h, q3+"getstatus")
+	want := "\n0 999 \"Conn\"\n4 0 \"Bot\"\n2 1 \"Zero\"\n3 999 \"Py\"\n"
+	if !strings.HasSuffix(string(got), want) {
+		t.Fatalf("got %q, want the lines %q", got, want)
+	}
+}
+
 func TestExtrasAndGametype(t *testing.T) {
 	cfg := Config{Protocol: 84, GameType: 5, Extra: []KeyValue{{"sv_punkbuster", "0"}, {"HostName", "ignored"}}}
 	h := handlerFor(t, cfg, `{"name":"ET","map":"oasis","folder":"et main","max_players":20,"password":true,

@@ -91,8 +91,11 @@ func FromStatus(st *Status) map[string]any {
 			"score": module.DocNum(module.DocClamp(int64(p.Score), math.MinInt32, math.MaxInt32)),
 			"ping":  module.DocNum(module.DocClamp(int64(p.Ping), 0, 65535)),
 		}
-		if p.Ping == 0 {
+		switch {
+		case p.Ping == 0:
 			m["bot"] = true
+		case p.Ping < 0 || p.Ping == UnknownPing: // not active yet (some engines show -1)
+			m["ping"] = module.DocNum(state.PingUnknown)
 		}
 		players[strconv.Itoa(i)] = m
 	}

@@ -144,7 +144,13 @@ func TestFromStatusLimits(t *testing.T) {
 		}},
 		"scores, pings out of range": {"\n99999999999 -5 \"a\"\n-99999999999 99999 \"b\"\n", func(t *testing.T, s *state.Snapshot) {
 			a, b := s.Players[0], s.Players[1]
-			if a.Score != math.MaxInt32 || a.Ping != 0 || a.Bot || b.Score != math.MinInt32 || b.Ping != 65535 || b.Bot {
+			if a.Score != math.MaxInt32 || a.Ping != state.PingUnknown || a.Bot || b.Score != math.MinInt32 || b.Ping != 65535 || b.Bot {
+				t.Errorf("%+v", s.Players)
+			}
+		}},
+		"ping 999 (ioquake3: not active yet) is unknown, 0 a bot": {"\n3 999 \"connecting\"\n0 0 \"bot\"\n5 998 \"slow\"\n", func(t *testing.T, s *state.Snapshot) {
+			c, b, slow := s.Players[0], s.Players[1], s.Players[2]
+			if c.Ping != state.PingUnknown || c.Bot || b.Ping != 0 || !b.Bot || slow.Ping != 998 || slow.Bot {
 				t.Errorf("%+v", s.Players)
 			}
 		}},

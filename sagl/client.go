@@ -40,7 +40,9 @@ type PlayerInfo struct {
 	ID    uint32 `json:"id"`
 	Name  string `json:"name"`
 	Score int32  `json:"score"`
-	Ping  int32  `json:"ping"`
+	// Ping is the round trip in ms; nil when the JSON has null (or no
+	// ping): the server does not know it.
+	Ping *int32 `json:"ping"`
 }
 
 // InfoBranding is the JSON's "branding".

@@ -68,7 +68,7 @@
 //	 "version": <state version>,
 //	 "protocol": <state protocol, 0 when unset>,
 //	 "players": {"online": <every player>, "max": <state max_players>,
-//	             "list": [{"id": <number>, "name": …, "score": …, "ping": …}, …],
+//	             "list": [{"id": <number>, "name": …, "score": …, "ping": <ms> or null}, …],
 //	             "truncated": true},                       (only when the list was cut)
 //	 "branding": {"logo": {"sha256": <hex>, "size": <bytes>} or null,
 //	              "primary": "#rrggbb" or null, "secondary": "#rrggbb" or null,
@@ -77,8 +77,11 @@
 //
 // The last six are present only when the state sets them; links and values
 // are sorted by key. Players are listed in the order queryd first saw their
-// ids; colours are lower case. sagl.players picks "list" (the default),
-// "count" (online and max, no list) or "none" (no "players" member). The
+// ids; colours are lower case. A ping the state does not know (a negative
+// one from the feed, state.PingUnknown) is null: the SAGL document has no
+// value for it, and null, like the colours', says "none" without a number
+// a client could take for a round trip. sagl.players picks "list" (the
+// default), "count" (online and max, no list) or "none" (no "players" member). The
 // list stops before it would take more than sagl.max_list bytes (default
 // 64 KiB, about 1,000 players with short names) and then carries
 // "truncated": true; "online" still counts everyone. Strings escape quotes,
@@ -203,7 +206,8 @@
 // the JSON field by field to the state's fields of the same names (name,
 // version, protocol, description, gamemode, language, tags, links, values,
 // branding's colours and showName as show_name), players.max to
-// max_players and the players' list (name, score, ping) to players. What
+// max_players and the players' list (name, score, ping; a null, absent or
+// negative ping is unknown) to players. What
 // the state refuses (a link that is not http(s), a colour that is not
 // #rrggbb, a nested value) is the rule sagl_<field>; the logo is not
 // fetched, its SHA-256 is the rule sagl_logo_sha256, and players.online is

@@ -91,6 +91,9 @@ func appendPlayer(b []byte, p *state.Player) []byte {
 	b = append(b, `,"score":`...)
 	b = strconv.AppendInt(b, int64(p.Score), 10)
 	b = append(b, `,"ping":`...)
+	if p.Ping < 0 { // state.PingUnknown
+		return append(b, `null}`...)
+	}
 	b = strconv.AppendInt(b, int64(p.Ping), 10)
 	return append(b, '}')
 }

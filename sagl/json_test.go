@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/queryd/queryd/internal/polltest"
+	"github.com/queryd/queryd/state"
 )
 
 const logoHex = "3fb9b3695e8bf110116031a988ac71365621711cca0f254e777bd6a8c420d5eb"
@@ -113,5 +116,29 @@ func TestAppendString(t *testing.T) {
 		if err := json.Unmarshal([]byte(got), &back); err != nil {
 			t.Errorf("%s is not JSON: %v", got, err)
 		}
+	}
+}
+
+// TestEncodeJSONUnknownPing: a player whose ping is unknown (negative in
+// the state) has "ping": null; the client reads it as nil, and polling
+// such a server gives the state an unknown ping again.
+func TestEncodeJSONUnknownPing(t *testing.T) {
+	snap := snapOf(t, `{"name":"S","max_players":8,"players":{"5":{"name":"Bot","ping":-1,"bot":true},"6":{"name":"B","score":2.0,"ping":40.0}}}`)
+	js := EncodeJSON(PlayersList, 0, snap, nil)
+	want := `"list":[{"id":5,"name":"Bot","score":0,"ping":null},{"id":6,"name":"B","score":2,"ping":40}]`
+	if !strings.Contains(string(js), want) {
+		t.Fatalf("got %s\nwant the list %s", js, want)
+	}
+	var in Info
+	if err := json.Unmarshal(js, &in); err != nil {
+		t.Fatal(err)
+	}
+	l := in.Players.List
+	if l[0].Ping != nil || l[1].Ping == nil || *l[1].Ping != 40 {
+		t.Fatalf("client read %+v", l)
+	}
+	s := polltest.Valid(t, FromInfo(&in))
+	if s.Players[0].Ping != state.PingUnknown || s.Players[1].Ping != 40 {
+		t.Fatalf("polled %+v", s.Players)
 	}
 }

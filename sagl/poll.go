@@ -110,10 +110,14 @@ func pollPlayers(list []PlayerInfo) map[string]any {
 	n := min(len(list), state.MaxPlayers)
 	out := make(map[string]any, n)
 	for i, p := range list[:n] {
+		ping := int64(state.PingUnknown) // null, absent or negative
+		if p.Ping != nil && *p.Ping >= 0 {
+			ping = module.DocClamp(int64(*p.Ping), 0, 65535)
+		}
 		out[strconv.Itoa(i)] = map[string]any{
 			"name":  module.DocText(p.Name, state.MaxPlayerName),
 			"score": module.DocNum(int64(p.Score)),
-			"ping":  module.DocNum(module.DocClamp(int64(p.Ping), 0, 65535)),
+			"ping":  module.DocNum(ping),
 		}
 	}
 	return out

@@ -89,7 +89,8 @@
 //	name    4 (string)   the player's name
 //	score   2 (u32)      the int32 score as its two's complement bits:
 //	                     -1 is 4294967295; read it as int32
-//	ping    1 (u16)      milliseconds
+//	ping    1 (u16)      milliseconds; 0 when unknown (a negative ping in
+//	                     the state): the u16 has no value for "unknown"
 //
 // Players come in the state's order (the order queryd first saw their ids).
 //

@@ -222,13 +222,14 @@ func encodeRules(rules []state.Rule) records {
 
 // encodePlayers returns the players' records (name, score, ping), in the
 // state's order, as many as one reply can carry. A negative score is sent
-// as the uint32 of its two's complement bits (-1 is 4294967295).
+// as the uint32 of its two's complement bits (-1 is 4294967295); an
+// unknown ping (state.PingUnknown) as 0.
 func encodePlayers(players []state.Player) records {
 	r := newRecords(len(players), func(i int) int { return len(cut(players[i].Name)) + 7 })
 	for _, p := range players {
 		r.b = appendString(r.b, p.Name)
 		r.b = binary.BigEndian.AppendUint32(r.b, uint32(p.Score))
-		r.b = binary.BigEndian.AppendUint16(r.b, clamp16(int(p.Ping)))
+		r.b = binary.BigEndian.AppendUint16(r.b, clamp16(int(p.Ping))) // state.PingUnknown is 0
 		if r.done() {
 			break
 		}

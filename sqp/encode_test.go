@@ -126,10 +126,11 @@ func TestRuleBytes(t *testing.T) {
 // The players' records, byte for byte: a negative score as its uint32
 // two's complement bits.
 func TestPlayerBytes(t *testing.T) {
-	r := encodePlayers([]state.Player{{Name: "Al", Score: -1, Ping: 40}, {Name: "", Score: 70000, Ping: 70000}})
+	r := encodePlayers([]state.Player{{Name: "Al", Score: -1, Ping: 40}, {Name: "", Score: 70000, Ping: 70000}, {Name: "B", Ping: state.PingUnknown}})
 	want := unhex(t, `
 		02 41 6C FF FF FF FF 00 28
-		00 00 01 11 70 FF FF`)
+		00 00 01 11 70 FF FF
+		01 42 00 00 00 00 00 00`)
 	if string(r.b) != string(want) {
 		t.Fatalf("players\n% x\nwant\n% x", r.b, want)
 	}

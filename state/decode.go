@@ -28,45 +28,51 @@ func fieldErr(path, format string, args ...any) error {
 }
 
 // decoder turns a generic JSON document into a Snapshot's fields, checking
-// types and limits. It stops at the first error.
+// types and limits, and notes the values it accepts in another form than
+// they were given (fixes): integers written as floats ("3.0"), unknown
+// pings, text cut to its limit.
 type decoder struct {
-	s *Snapshot
+	s     *Snapshot
+	fixes []fix
 }
 
 var colourRE = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 
-// fields maps every top-level document key to its decoder. Unknown keys are errors.
+// fields maps every top-level document key to its decoder. Unknown keys are
+// errors. Text shown to people is cut to its limit (d.text); names that
+// identify something (folder, keys, ids, URLs, paths, colours) are refused
+// when too long (str): a cut one would name something else.
 var fields = map[string]func(d *decoder, v any) error{
-	"name":     func(d *decoder, v any) (err error) { d.s.Name, err = str(v, "name", MaxNameLen); return },
-	"map":      func(d *decoder, v any) (err error) { d.s.Map, err = str(v, "map", MaxShortLen); return },
-	"game":     func(d *decoder, v any) (err error) { d.s.Game, err = str(v, "game", MaxShortLen); return },
+	"name":     func(d *decoder, v any) (err error) { d.s.Name, err = d.text(v, MaxNameLen, "name"); return },
+	"map":      func(d *decoder, v any) (err error) { d.s.Map, err = d.text(v, MaxShortLen, "map"); return },
+	"game":     func(d *decoder, v any) (err error) { d.s.Game, err = d.text(v, MaxShortLen, "game"); return },
 	"folder":   func(d *decoder, v any) (err error) { d.s.Folder, err = str(v, "folder", MaxShortLen); return },
-	"version":  func(d *decoder, v any) (err error) { d.s.GameVersion, err = str(v, "version", MaxShortLen); return },
-	"keywords": func(d *decoder, v any) (err error) { d.s.Keywords, err = str(v, "keywords", MaxShortLen); return },
-	"gamemode": func(d *decoder, v any) (err error) { d.s.Gamemode, err = str(v, "gamemode", MaxShortLen); return },
-	"language": func(d *decoder, v any) (err error) { d.s.Language, err = str(v, "language", MaxLanguageLen); return },
+	"version":  func(d *decoder, v any) (err error) { d.s.GameVersion, err = d.text(v, MaxShortLen, "version"); return },
+	"keywords": func(d *decoder, v any) (err error) { d.s.Keywords, err = d.text(v, MaxShortLen, "keywords"); return },
+	"gamemode": func(d *decoder, v any) (err error) { d.s.Gamemode, err = d.text(v, MaxShortLen, "gamemode"); return },
+	"language": func(d *decoder, v any) (err error) { d.s.Language, err = d.text(v, MaxLanguageLen, "language"); return },
 	"description": func(d *decoder, v any) (err error) {
-		d.s.Description, err = str(v, "description", MaxDescription)
+		d.s.Description, err = d.text(v, MaxDescription, "description")
 		return
 	},
 	"password": func(d *decoder, v any) (err error) { d.s.Password, err = boolean(v, "password"); return },
 	"vac":      func(d *decoder, v any) (err error) { d.s.VAC, err = boolean(v, "vac"); return },
 	"max_players": func(d *decoder, v any) error {
-		n, err := integer(v, "max_players", 0, MaxMaxPlayers)
+		n, err := d.integer(v, 0, MaxMaxPlayers, "max_players")
 		d.s.MaxPlayers = int(n)
 		return err
 	},
 	"protocol": func(d *decoder, v any) error {
-		n, err := integer(v, "protocol", 0, math.MaxInt32)
+		n, err := d.integer(v, 0, math.MaxInt32, "protocol")
 		d.s.Protocol = int(n)
 		return err
 	},
 	"game_port": func(d *decoder, v any) error {
-		n, err := integer(v, "game_port", 0, 65535)
+		n, err := d.integer(v, 0, 65535, "game_port")
 		d.s.GamePort = uint16(n)
 		return err
 	},
-	"steam_id": func(d *decoder, v any) (err error) { d.s.SteamID, err = steamID(v); return },
+	"steam_id": func(d *decoder, v any) (err error) { d.s.SteamID, err = d.steamID(v); return },
 	"server_type": func(d *decoder, v any) (err error) {
 		d.s.ServerType, err = oneOf(v, "server_type", "dedicated", "listen", "proxy")
 		return
@@ -85,18 +91,21 @@ var fields = map[string]func(d *decoder, v any) error{
 }
 
 // decodeDocument validates doc and fills s (all but players' Since and the
-// version). It returns the first error, in key order.
-func decodeDocument(doc map[string]any, s *Snapshot) error {
-	if errs := decodeFields(doc, s, 1); len(errs) > 0 {
-		return errs[0]
+// version). It returns the first error, in key order, or the fixes sorted
+// by path.
+func decodeDocument(doc map[string]any, s *Snapshot) ([]fix, error) {
+	errs, fixes := decodeFields(doc, s, 1)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
-	return nil
+	return fixes, nil
 }
 
 // decodeFields decodes doc's top-level fields in key order (so the same
 // errors come every time) and returns the first error of each failing field,
-// stopping after max of them (0: no limit).
-func decodeFields(doc map[string]any, s *Snapshot, max int) []error {
+// stopping after max of them (0: no limit), and the fixes of the fields it
+// accepted, sorted by path.
+func decodeFields(doc map[string]any, s *Snapshot, max int) ([]error, []fix) {
 	d := &decoder{s: s}
 	s.ServerType, s.OS = "dedicated", "linux"
 	var errs []error
@@ -108,7 +117,10 @@ func decodeFields(doc map[string]any, s *Snapshot, max int) []error {
 			err = fieldErr(k, "unknown field%s", nearest.Hint(k, fieldNames))
 		case doc[k] == nil: // null: the field's default
 		default:
-			err = f(d, doc[k])
+			n := len(d.fixes)
+			if err = f(d, doc[k]); err != nil {
+				d.fixes = d.fixes[:n] // a refused field fixes nothing
+			}
 		}
 		if err != nil {
 			if errs = append(errs, err); len(errs) == max {
@@ -116,9 +128,13 @@ func decodeFields(doc map[string]any, s *Snapshot, max int) []error {
 			}
 		}
 	}
-	return errs
+	sortFixes(d.fixes)
+	return errs, d.fixes
 }
 
+// str returns v as a string of at most max characters: a longer one is
+// refused (for names that identify something; text shown to people is cut
+// by decoder.text).
 func str(v any, path string, max int) (string, error) {
 	s, ok := v.(string)
 	if !ok {
@@ -127,10 +143,28 @@ func str(v any, path string, max int) (string, error) {
 	if n := utf8.RuneCountInString(s); n > max {
 		return "", fieldErr(path, "too long: %d characters, at most %d", n, max)
 	}
-	if strings.IndexByte(s, 0) >= 0 {
-		return "", fieldErr(path, "contains a NUL character")
+	if r := badText(s); r != "" {
+		return "", fieldErr(path, "%s", r)
 	}
 	return s, nil
+}
+
+// text returns v, a string shown to people, cut to max characters on a
+// character boundary when it is longer; the cut is a fix with a warning.
+// NUL characters and invalid UTF-8 are refused.
+func (d *decoder) text(v any, max int, path ...string) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fieldErr(join(path), "want a string, got %s", typeName(v))
+	}
+	if r := badText(s); r != "" {
+		return "", fieldErr(join(path), "%s", r)
+	}
+	cut, was := cutText(s, max)
+	if was > 0 {
+		d.note(cut, fmt.Sprintf("cut to %d characters (was %d)", max, was), path...)
+	}
+	return cut, nil
 }
 
 func boolean(v any, path string) (bool, error) {
@@ -141,17 +175,54 @@ func boolean(v any, path string) (bool, error) {
 	return b, nil
 }
 
-func integer(v any, path string, min, max int64) (int64, error) {
+// integer returns v, a JSON number that is an integer from min to max.
+// An integral float (3.0, 3e0: what json.dumps(3.0) writes) is that
+// integer, and the document keeps it as the integer (a silent fix).
+func (d *decoder) integer(v any, min, max int64, path ...string) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {
-		return 0, fieldErr(path, "want an integer, got %s", typeName(v))
+		return 0, fieldErr(join(path), "want an integer, got %s", typeName(v))
 	}
-	i, err := strconv.ParseInt(string(n), 10, 64)
-	if err != nil || i < min || i > max {
-		return 0, fieldErr(path, "want an integer from %d to %d, got %s", min, max, n)
+	in, ok := parseIntegral(string(n))
+	i, inRange := in.in(min, max)
+	if !ok || !inRange {
+		return 0, fieldErr(join(path), "want an integer from %d to %d, got %s", min, max, shown(n))
+	}
+	if !in.plain {
+		d.note(json.Number(strconv.FormatInt(i, 10)), "", path...)
 	}
 	return i, nil
 }
+
+// ping returns a player's ping: an integer from 0 to 65535, or any
+// negative integer, which means unknown (PingUnknown; the document keeps
+// it as -1).
+func (d *decoder) ping(v any, path ...string) (int32, error) {
+	if n, ok := v.(json.Number); ok {
+		if in, ok := parseIntegral(string(n)); ok && in.neg {
+			if n != "-1" {
+				d.note(json.Number("-1"), "", path...)
+			}
+			return PingUnknown, nil
+		}
+	}
+	i, err := d.integer(v, 0, 65535, path...)
+	if err != nil {
+		err.(*FieldError).Reason += " (or a negative one: unknown)"
+	}
+	return int32(i), err
+}
+
+// shown is a number as an error quotes it: at most 40 bytes of it.
+func shown(n json.Number) string {
+	if len(n) > 40 {
+		return string(n[:40]) + "…"
+	}
+	return string(n)
+}
+
+// join is a path's elements as a FieldError names them.
+func join(path []string) string { return strings.Join(path, ".") }
 
 func number(v any, path string, min, max float64) (float64, error) {
 	n, ok := v.(json.Number)
@@ -160,7 +231,7 @@ func number(v any, path string, min, max float64) (float64, error) {
 	}
 	f, err := n.Float64()
 	if err != nil || math.IsNaN(f) || f < min || f > max {
-		return 0, fieldErr(path, "want a number from %g to %g, got %s", min, max, n)
+		return 0, fieldErr(path, "want a number from %g to %g, got %s", min, max, shown(n))
 	}
 	return f, nil
 }
@@ -189,6 +260,15 @@ func object(v any, path string, max int) (map[string]any, error) {
 	return m, nil
 }
 
+// unknownField is the reason for an unknown key k of an object whose keys
+// are known: the nearest known one, else the list.
+func unknownField(k string, known []string) string {
+	if h := nearest.Hint(k, known); h != "" {
+		return "unknown field" + h
+	}
+	return "unknown field (want " + strings.Join(known, ", ") + ")"
+}
+
 // fieldNames are the document's top-level keys, sorted: the names an
 // unknown one is compared with.
 var fieldNames = func() []string {
@@ -209,22 +289,33 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-func steamID(v any) (uint64, error) {
-	var s string
+// steamID takes a SteamID64 as a string of digits or as a number (an
+// integral float is its integer, kept as the integer).
+func (d *decoder) steamID(v any) (uint64, error) {
+	const want = "want a SteamID64 (an unsigned 64-bit integer)"
 	switch t := v.(type) {
 	case json.Number:
-		s = string(t)
+		in, ok := parseIntegral(string(t))
+		id, ok2 := in.uint()
+		if !ok || !ok2 {
+			return 0, fieldErr("steam_id", "%s, got %s", want, shown(t))
+		}
+		if !in.plain {
+			d.note(json.Number(strconv.FormatUint(id, 10)), "", "steam_id")
+		}
+		return id, nil
 	case string:
-		s = t
-	default:
-		return 0, fieldErr("steam_id", "want a SteamID64 as a string of digits, got %s", typeName(v))
+		id, err := strconv.ParseUint(t, 10, 64)
+		if err != nil {
+			return 0, fieldErr("steam_id", "%s, got %q", want, t)
+		}
+		return id, nil
 	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fieldErr("steam_id", "want a SteamID64 (an unsigned 64-bit integer), got %q", s)
-	}
-	return id, nil
+	return 0, fieldErr("steam_id", "want a SteamID64 as a string of digits, got %s", typeName(v))
 }
+
+// sourceTVFields are the fields of "sourcetv".
+var sourceTVFields = []string{"name", "port"}
 
 func (d *decoder) sourceTV(v any) error {
 	m, err := object(v, "sourcetv", 2)
@@ -235,17 +326,17 @@ func (d *decoder) sourceTV(v any) error {
 	for _, k := range sortedKeys(m) {
 		switch k {
 		case "port":
-			n, err := integer(m[k], "sourcetv.port", 1, 65535)
+			n, err := d.integer(m[k], 1, 65535, "sourcetv", "port")
 			if err != nil {
 				return err
 			}
 			tv.Port = uint16(n)
 		case "name":
-			if tv.Name, err = str(m[k], "sourcetv.name", MaxShortLen); err != nil {
+			if tv.Name, err = d.text(m[k], MaxShortLen, "sourcetv", "name"); err != nil {
 				return err
 			}
 		default:
-			return fieldErr("sourcetv."+k, "unknown field")
+			return fieldErr("sourcetv."+k, "%s", unknownField(k, sourceTVFields))
 		}
 	}
 	if tv.Port == 0 {
@@ -261,8 +352,8 @@ func (d *decoder) players(v any) error {
 		return err
 	}
 	d.s.Players = make([]Player, 0, len(m))
-	for k, pv := range m { // fast path: map order, no error paths built
-		p, err := decodePlayer(k, pv, false)
+	for k, pv := range m { // map order: errors are found again in key order
+		p, err := d.player(k, pv, false)
 		if err != nil {
 			return firstPlayerError(m)
 		}
@@ -272,65 +363,62 @@ func (d *decoder) players(v any) error {
 }
 
 // firstPlayerError finds the error of the first bad player in key order,
-// with its full path, so the same document always reports the same error.
+// and in it the first bad field in key order, so that the same document
+// always reports the same error.
 func firstPlayerError(m map[string]any) error {
+	scratch := &decoder{s: &Snapshot{}}
 	for _, k := range sortedKeys(m) {
-		if _, err := decodePlayer(k, m[k], true); err != nil {
+		if _, err := scratch.player(k, m[k], true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// decodePlayer decodes one entry of "players". Its optional "time" is
-// checked here and turned into Since by the Store. With paths false, the
-// error carries no path (the fast path for valid documents); callers decode
-// again with paths true to report it.
-func decodePlayer(key string, v any, paths bool) (Player, error) {
-	path := ""
-	if paths {
-		path = "players." + key
-	}
+// player decodes one entry of "players". Its optional "time" is checked
+// here and turned into Since by the Store. It looks at the fields in
+// playerFields' order, or with sorted in key order (to report the first
+// error); either way paths are made only for an error or a fix, so a valid
+// player costs no allocation but its own.
+func (d *decoder) player(key string, v any, sorted bool) (Player, error) {
 	id, err := strconv.ParseUint(key, 10, 32)
 	if err != nil || key == "" || key[0] == '+' || (len(key) > 1 && key[0] == '0') {
-		return Player{}, fieldErr(path, "player ids are decimal integers from 0 to %d without leading zeros", uint64(MaxPlayerID))
+		return Player{}, fieldErr("players."+key, "player ids are decimal integers from 0 to %d without leading zeros", uint64(MaxPlayerID))
 	}
-	m, err := object(v, path, 5)
-	if err != nil {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) > len(playerFields) {
+		_, err := object(v, "players."+key, len(playerFields))
 		return Player{}, err
 	}
 	p := Player{ID: uint32(id)}
 	keys := playerFields[:]
-	if paths {
+	if sorted {
 		keys = sortedKeys(m)
 	} else if len(m) > countKnown(m) {
-		return Player{}, fieldErr("", "unknown field")
+		return Player{}, fieldErr("players."+key, "unknown field") // found again in key order
 	}
 	for _, k := range keys {
 		fv, ok := m[k]
 		if !ok {
 			continue
 		}
-		fp := ""
-		if paths {
-			fp = path + "." + k
-		}
 		var n int64
 		switch k {
 		case "name":
-			p.Name, err = str(fv, fp, MaxPlayerName)
+			p.Name, err = d.text(fv, MaxPlayerName, "players", key, k)
 		case "score":
-			n, err = integer(fv, fp, math.MinInt32, math.MaxInt32)
+			n, err = d.integer(fv, math.MinInt32, math.MaxInt32, "players", key, k)
 			p.Score = int32(n)
 		case "ping":
-			n, err = integer(fv, fp, 0, 65535)
-			p.Ping = int32(n)
+			p.Ping, err = d.ping(fv, "players", key, k)
 		case "bot":
-			p.Bot, err = boolean(fv, fp)
+			if p.Bot, ok = fv.(bool); !ok {
+				_, err = boolean(fv, "players."+key+"."+k)
+			}
 		case "time":
-			_, err = number(fv, fp, 0, MaxPlayerTime)
+			_, err = number(fv, "players."+key+"."+k, 0, MaxPlayerTime)
 		default:
-			err = fieldErr(fp, "unknown field (want name, score, ping, time, bot)")
+			err = fieldErr("players."+key+"."+k, "%s", unknownField(k, playerFieldList))
 		}
 		if err != nil {
 			return Player{}, err
@@ -339,8 +427,12 @@ func decodePlayer(key string, v any, paths bool) (Player, error) {
 	return p, nil
 }
 
-// playerFields are the fields a player may have.
+// playerFields are the fields a player may have, in the order they are
+// decoded.
 var playerFields = [...]string{"name", "score", "ping", "bot", "time"}
+
+// playerFieldList is playerFields as the list an unknown field names.
+var playerFieldList = playerFields[:]
 
 // countKnown returns how many of m's keys are player fields.
 func countKnown(m map[string]any) int {
@@ -367,7 +459,7 @@ func (d *decoder) rules(v any) error {
 		var val string
 		switch t := m[k].(type) {
 		case string:
-			val, err = str(t, path, MaxRuleValueLen)
+			val, err = d.text(t, MaxRuleValueLen, "rules", k)
 		case json.Number:
 			val = string(t)
 		case bool:
@@ -383,6 +475,8 @@ func (d *decoder) rules(v any) error {
 	return nil
 }
 
+// checkKey refuses a key that is empty, too long (a cut key could be
+// another key), or not text.
 func checkKey(k, path string, max int) error {
 	if k == "" {
 		return fieldErr(path, "empty key")
@@ -390,8 +484,8 @@ func checkKey(k, path string, max int) error {
 	if n := utf8.RuneCountInString(k); n > max {
 		return fieldErr(path, "key too long: %d characters, at most %d", n, max)
 	}
-	if strings.IndexByte(k, 0) >= 0 {
-		return fieldErr(path, "key contains a NUL character")
+	if r := badText(k); r != "" {
+		return fieldErr(path, "key %s", r)
 	}
 	return nil
 }
@@ -407,16 +501,17 @@ func (d *decoder) values(v any) error {
 		if err := checkKey(k, path, MaxValueKeyLen); err != nil {
 			return err
 		}
-		switch t := m[k].(type) {
+		val := m[k]
+		switch t := val.(type) {
 		case string:
-			if _, err := str(t, path, MaxValueLen); err != nil {
+			if val, err = d.text(t, MaxValueLen, "values", k); err != nil {
 				return err
 			}
 		case json.Number, bool, nil:
 		default:
 			return fieldErr(path, "want a string, number, boolean or null, got %s", typeName(t))
 		}
-		d.s.Values = append(d.s.Values, Value{Key: k, Value: m[k]})
+		d.s.Values = append(d.s.Values, Value{Key: k, Value: val})
 	}
 	return nil
 }
@@ -431,7 +526,7 @@ func (d *decoder) tags(v any) error {
 	}
 	d.s.Tags = make([]string, len(a))
 	for i, t := range a {
-		s, err := str(t, fmt.Sprintf("tags.%d", i), MaxTagLen)
+		s, err := d.text(t, MaxTagLen, "tags", strconv.Itoa(i))
 		if err != nil {
 			return err
 		}
@@ -463,6 +558,9 @@ func (d *decoder) links(v any) error {
 	return nil
 }
 
+// brandingFields are the fields of "branding".
+var brandingFields = []string{"logo", "primary", "secondary", "show_name"}
+
 func (d *decoder) branding(v any) error {
 	m, err := object(v, "branding", 4)
 	if err != nil {
@@ -491,7 +589,7 @@ func (d *decoder) branding(v any) error {
 				b.Logo, err = str(m[k], path, MaxPathLen)
 			}
 		default:
-			err = fieldErr(path, "unknown field (want primary, secondary, show_name, logo)")
+			err = fieldErr(path, "%s", unknownField(k, brandingFields))
 		}
 		if err != nil {
 			return err

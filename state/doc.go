@@ -26,20 +26,22 @@
 // # Fields
 //
 // Lengths are in Unicode characters unless they say bytes. Every field is
-// optional; null means the field's default.
+// optional; null means the field's default. Longer text is cut (text shown
+// to people) or refused (names that identify something): see Validation.
 //
 //	field            type and limit                                           used by
 //	name             string, at most 256 characters                           every protocol
 //	map              string, 128                                              A2S, GameSpy4, Quake 3
 //	game             string, 128                                              A2S game
-//	folder           string, 128                                              A2S folder, Quake 3 gamename when quake3.gamename is unset
+//	folder           string, 128 (refused when longer)                        A2S folder, Quake 3 gamename when quake3.gamename is unset
 //	version          string, 128                                              A2S, GameSpy4, Quake 3 status, SAGL "version"
 //	max_players      integer 0-65535                                          every protocol (A2S shows at most 255)
 //	players          object of id -> player, at most 4,096; ids are decimal   every protocol
 //	                 integers 0-4294967295 without leading zeros
 //	  name           string, 64                                               (a player's fields)
 //	  score          integer, 32-bit signed
-//	  ping           integer 0-65535 (ms)
+//	  ping           integer 0-65535 (ms); a negative integer means unknown
+//	                 (bots often send -1); see "Unknown pings"
 //	  time           number of seconds connected, 0 to 10 years (optional;    A2S duration
 //	                 else counted from when queryd first saw the id)
 //	  bot            boolean                                                  A2S bot count, Quake 3 ping 0 and g_humanplayers
@@ -72,15 +74,69 @@
 // # Validation
 //
 // Unknown fields, wrong types, values out of range, empty keys and strings
-// with NUL characters are rejected with an error naming the field, e.g.
+// with NUL characters or invalid UTF-8 are refused with an error naming the
+// field, e.g.
 //
 //	state.players.3.score: want an integer from -2147483648 to 2147483647, got 1.5
+//	state.mapp: unknown field (did you mean map?)
 //
-// The first error in key order is reported, so the same document always
-// gives the same error. A document nesting objects and arrays more than 8
-// levels deep ([MaxDepth]; the schema needs 3) is refused before any field is
-// read, in the feed's state and in [server] alike. Text is UTF-8 in every
-// protocol.
+// An unknown field names the nearest known one when one is near (at the
+// top level, in a player, in sourcetv and branding), else the fields there
+// are. The first error in key order is reported, so the same document
+// always gives the same error. A document nesting objects and arrays more
+// than 8 levels deep ([MaxDepth]; the schema needs 3) is refused before any
+// field is read, in the feed's state and in [server] alike. A refused
+// document changes nothing, and its reply carries no warnings.
+//
+// What real feeders send is accepted in the form queryd keeps:
+//
+//   - An integer may be written as an integral float: 3.0, 3e0 (Python's
+//     json.dumps(3.0)), 30e-1 and -0.0 are 3, 3, 3 and 0, wherever an
+//     integer is wanted (max_players, protocol, game_port, steam_id,
+//     sourcetv.port, a player's score and ping). The number is read
+//     exactly, never through a float: 1.5, 1e-400, 2147483648.0 for a
+//     score, 1e19 or 1e400 are refused as above.
+//   - A negative ping is unknown (below).
+//   - Text shown to people is cut to its limit on a character boundary,
+//     with a warning instead of a refusal: name, map, game, version,
+//     keywords, gamemode, language, description, sourcetv.name, a
+//     player's name, a rule's string value, a string in values, a tag.
+//     The limits count Unicode characters (code points); a cut never
+//     splits one.
+//
+// The feed's reply says what was cut, in path order (at most
+// [MaxWarningLines] lines, then one for the rest):
+//
+//	{"ok":true,"version":7,"warnings":["state.players.3.name: cut to 64 characters (was 70)"]}
+//
+// Names that identify something are refused when too long, since a cut
+// one would name something else (two cut keys could even become one): the
+// keys of rules, values and links, player ids, folder (the game's folder
+// and Quake 3 gamename), link URLs, branding.logo (a file path) and the
+// colours. Counts (4,096 players, 1,024 rules, 64 values, 32 tags, 16
+// links) are refused when exceeded.
+//
+// The document keeps each value in the form accepted: the integer, -1 for
+// an unknown ping, the cut text. So the feed's "get" returns the document
+// queryd serves, a later change does not warn again about a value an
+// earlier one fitted, and what a feeder gets back it can send again
+// unchanged. [server] is fitted the same way: `queryd check` shows a
+// warning for each cut value (server.name: cut to 256 characters …), and
+// the daemon serves the cut text.
+//
+// # Unknown pings
+//
+// A player's ping is the round trip in milliseconds, 0 when absent. Any
+// negative integer means the feeder does not know it (a bot, a player
+// still connecting): the Snapshot holds [PingUnknown] and the document -1.
+// Each protocol that shows pings says how it shows an unknown one:
+//
+//	Quake 3 statusResponse   999 (what ioquake3 shows for a client not yet
+//	                         active; a bot still shows 0)
+//	SAGL JSON                "ping": null
+//	SQP PlayerInfo           0 (a u16 has no "unknown")
+//	A2S, GameSpy4, Bedrock   show no pings
+//	the status page          /status.json "ping": -1, the page "?"
 //
 // # Players
 //

@@ -10,10 +10,15 @@ type Player struct {
 	ID    uint32    // the feed's key, a string of digits
 	Name  string    // display name, UTF-8
 	Score int32     // frags, kills, points
-	Ping  int32     // round trip in milliseconds, 0 when unknown
+	Ping  int32     // round trip in milliseconds (0 when not given), PingUnknown when the feeder does not know it
 	Bot   bool      // a bot rather than a person
 	Since time.Time // when the player connected (from "time", else first seen)
 }
+
+// PingUnknown is a Player's Ping when the feeder said it does not know it
+// (any negative ping in the document). Each protocol that shows pings says
+// how it shows this one (Quake 3 999, SAGL null, SQP 0).
+const PingUnknown = -1
 
 // Rule is one server rule (a console variable), as A2S_RULES and Quake 3 show them.
 type Rule struct {

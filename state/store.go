@@ -3,6 +3,7 @@ package state
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -48,7 +49,7 @@ func NewStore(base map[string]any, now func() time.Time) (*Store, error) {
 	if err := CheckDepth(s.base); err != nil {
 		return nil, err
 	}
-	if err := s.commit(s.base, s.up, s.layer); err != nil {
+	if _, err := s.commit(s.base, s.up, s.layer); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -75,18 +76,30 @@ func (s *Store) Subscribe(fn func(*Snapshot)) (cancel func()) {
 	}
 }
 
+// Result is what an accepted change made: the new snapshot's version and
+// the warnings about the values that were fitted to the limits on the way
+// (text cut to its length), in the order of their paths.
+type Result struct {
+	Version  uint64
+	Warnings []Warning
+}
+
 // Replace makes doc the whole feed-set document: absent fields fall back to
 // the upstream's and then the base, and absent "players" means no players.
+// It is Put without the warnings.
 func (s *Store) Replace(doc map[string]any) (uint64, error) {
+	r, err := s.Put(doc)
+	return r.Version, err
+}
+
+// Put is Replace, returning the Result.
+func (s *Store) Put(doc map[string]any) (Result, error) {
 	if err := CheckDepth(doc); err != nil {
-		return 0, err
+		return Result{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.commit(s.base, s.up, wholeLayer(doc)); err != nil {
-		return 0, err
-	}
-	return s.cur.Load().Version, nil
+	return s.commit(s.base, s.up, wholeLayer(doc))
 }
 
 // SetUpstream makes doc the upstream's whole document (the game server's
@@ -99,10 +112,8 @@ func (s *Store) SetUpstream(doc map[string]any) (uint64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.commit(s.base, wholeLayer(doc), s.layer); err != nil {
-		return 0, err
-	}
-	return s.cur.Load().Version, nil
+	r, err := s.commit(s.base, wholeLayer(doc), s.layer)
+	return r.Version, err
 }
 
 // wholeLayer is doc as a layer of a whole document: without its null
@@ -124,10 +135,16 @@ func wholeLayer(doc map[string]any) map[string]any {
 // field the patch removes falls back to the upstream's and then the base
 // ("players" becomes empty). A field the patch touches is the feed's from
 // then on, whole: patching one player takes the whole player list over from
-// the upstream.
+// the upstream. It is Merge without the warnings.
 func (s *Store) Patch(patch map[string]any) (uint64, error) {
+	r, err := s.Merge(patch)
+	return r.Version, err
+}
+
+// Merge is Patch, returning the Result.
+func (s *Store) Merge(patch map[string]any) (Result, error) {
 	if err := CheckDepth(patch); err != nil {
-		return 0, err // before MergePatch, which recurses as deep as the patch
+		return Result{}, err // before MergePatch, which recurses as deep as the patch
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,10 +163,7 @@ func (s *Store) Patch(patch map[string]any) (uint64, error) {
 			delete(layer, k)
 		}
 	}
-	if err := s.commit(s.base, s.up, layer); err != nil {
-		return 0, err
-	}
-	return s.cur.Load().Version, nil
+	return s.commit(s.base, s.up, layer)
 }
 
 // SetBase replaces the base document (the config's [server] after a reload);
@@ -163,7 +177,8 @@ func (s *Store) SetBase(base map[string]any) error {
 	if err := CheckDepth(base); err != nil {
 		return err
 	}
-	return s.commit(base, s.up, s.layer)
+	_, err := s.commit(base, s.up, s.layer)
+	return err
 }
 
 // Validate reports whether doc would be accepted as a whole document, without
@@ -172,35 +187,54 @@ func Validate(doc map[string]any) error {
 	if err := CheckDepth(doc); err != nil {
 		return err
 	}
-	return decodeDocument(doc, &Snapshot{})
+	_, err := decodeDocument(doc, &Snapshot{})
+	return err
 }
 
 // ValidateAll is Validate reporting every top-level field that is wrong
 // (each field's first error), for `queryd check`; nil when doc is valid.
 func ValidateAll(doc map[string]any) []error {
+	errs, _ := Check(doc)
+	return errs
+}
+
+// Check is ValidateAll that also returns the warnings a Store would give
+// for doc's valid fields (text it would cut), in the order of their paths.
+func Check(doc map[string]any) ([]error, []Warning) {
 	if err := CheckDepth(doc); err != nil {
-		return []error{err}
+		return []error{err}, nil
 	}
-	return decodeFields(doc, &Snapshot{}, 0)
+	errs, fixes := decodeFields(doc, &Snapshot{}, 0)
+	return errs, warnings(fixes)
 }
 
 // commit builds and publishes the snapshot of base overlaid by up and then
-// by layer, or changes nothing and returns the reason. Callers hold mu.
-func (s *Store) commit(base, up, layer map[string]any) error {
+// by layer, or changes nothing and returns the reason. Values accepted in
+// another form than given (fixes: integral floats, unknown pings, cut text)
+// are kept in that form, in the snapshot's document and in the layer that
+// set them, so that a later change does not warn about them again. Callers
+// hold mu.
+func (s *Store) commit(base, up, layer map[string]any) (Result, error) {
 	eff := make(map[string]any, len(base)+len(up)+len(layer))
 	for _, m := range []map[string]any{base, up, layer} {
 		for k, v := range m {
 			eff[k] = v
 		}
 	}
-	snap := &Snapshot{doc: eff}
-	if err := decodeDocument(eff, snap); err != nil {
-		return err
+	snap := &Snapshot{}
+	fixes, err := decodeDocument(eff, snap)
+	if err != nil {
+		return Result{}, err
 	}
+	if len(fixes) > 0 {
+		eff = applyFixes(eff, fixes)
+		base, up, layer = refit(eff, fixes, base, up, layer)
+	}
+	snap.doc = eff
 	now := s.now()
 	seen, seq, err := s.placePlayers(snap, eff, now)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	snap.Made = now
 	if prev := s.cur.Load(); prev != nil {
@@ -213,7 +247,28 @@ func (s *Store) commit(base, up, layer map[string]any) error {
 	for _, fn := range s.subs {
 		fn(snap)
 	}
-	return nil
+	return Result{Version: snap.Version, Warnings: warnings(fixes)}, nil
+}
+
+// refit puts the fixed top-level fields of eff into the layers they came
+// from (the top one that has each), copying a layer before changing it.
+func refit(eff map[string]any, fixes []fix, base, up, layer map[string]any) (b, u, l map[string]any) {
+	layers := [3]map[string]any{layer, up, base}
+	var copied [3]bool
+	for _, f := range fixes {
+		k := f.path[0]
+		for i, m := range layers {
+			if _, ok := m[k]; !ok {
+				continue
+			}
+			if !copied[i] {
+				layers[i], copied[i] = maps.Clone(m), true
+			}
+			layers[i][k] = eff[k]
+			break
+		}
+	}
+	return layers[2], layers[1], layers[0]
 }
 
 // placePlayers gives every player its Since and orders them by first sight.

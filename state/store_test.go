@@ -163,20 +163,20 @@ func TestDocumentRoundTrip(t *testing.T) {
 func TestDecodeErrors(t *testing.T) {
 	long := strings.Repeat("x", 257)
 	for _, tc := range []struct{ doc, path string }{
-		{`{"name":"` + long + `"}`, "name"},
+		{`{"folder":"` + long + `"}`, "folder"},
 		{`{"name":"a\u0000b"}`, "name"},
 		{`{"max_players":65536}`, "max_players"},
 		{`{"players":[]}`, "players"},
 		{`{"players":{"01":{}}}`, "players.01"},
 		{`{"players":{"4294967296":{}}}`, "players.4294967296"},
 		{`{"players":{"1":{"name":"a","x":1}}}`, "players.1.x"},
-		{`{"players":{"1":{"ping":-1}}}`, "players.1.ping"},
+		{`{"players":{"1":{"ping":-1.5}}}`, "players.1.ping"},
 		{`{"players":{"1":{"time":-5}}}`, "players.1.time"},
 		{`{"players":{"1":{"bot":"yes"}}}`, "players.1.bot"},
 		{`{"rules":{"a":[1]}}`, "rules.a"},
 		{`{"rules":{"":"x"}}`, "rules."},
 		{`{"values":{"a":{"b":1}}}`, "values.a"},
-		{`{"values":{"a":"` + long + `"}}`, "values.a"},
+		{`{"values":{"` + long + `":"a"}}`, "values." + long},
 		{`{"tags":["a",1]}`, "tags.1"},
 		{`{"links":{"web":"ftp://x"}}`, "links.web"},
 		{`{"links":{"web":"javascript:alert(1)"}}`, "links.web"},
@@ -184,7 +184,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"server_type":"cloud"}`, "server_type"},
 		{`{"steam_id":"-1"}`, "steam_id"},
 		{`{"sourcetv":{"name":"x"}}`, "sourcetv.port"},
-		{`{"description":"` + strings.Repeat("é", 1001) + `"}`, "description"},
+		{`{"links":{"web":"https://example.com/` + strings.Repeat("é", 500) + `"}}`, "links.web"},
 	} {
 		err := Validate(doc(t, tc.doc))
 		var fe *FieldError

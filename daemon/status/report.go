@@ -94,7 +94,7 @@ type Player struct {
 	ID    uint32  `json:"id"`
 	Name  string  `json:"name"`
 	Score int32   `json:"score"`
-	Ping  int32   `json:"ping"`
+	Ping  int32   `json:"ping"` // ms; -1 when unknown (state.PingUnknown; the page shows "?")
 	Time  float64 `json:"time"` // seconds connected
 	Bot   bool    `json:"bot"`
 }

@@ -112,7 +112,7 @@ function renderServer(r) {
     const tr = el("tr");
     tr.dataset.id = String(p.id);
     tr.append(el("td", "name" + (p.bot ? " bot" : ""), p.name), el("td", "num", p.score),
-      el("td", "num", p.ping), el("td", "num", fmtDuration(p.time)));
+      el("td", "num", p.ping < 0 ? "?" : p.ping), el("td", "num", fmtDuration(p.time)));
     return tr;
   });
   body.replaceChildren(...rows);
