@@ -72,3 +72,32 @@ func TestNativeFieldErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNativeFields feeds arbitrary JSON as each protocol object: the store
+// never panics, and a rejected change leaves the snapshot as it was.
+func FuzzNativeFields(f *testing.F) {
+	for _, seed := range []string{
+		`{"app_id":440,"protocol":17,"game_id":"18446744073709551615","other":{"a":"b"}}`,
+		`{"gametype":"SMP","game_id":"MINECRAFT","plugins":"","hostip":"127.0.0.1"}`,
+		`{"edition":"MCPE","protocol":766,"server_id":13253860892328930865,"game_mode_number":1,"ipv6_port":0}`,
+		`{"other":{"teams":"2","":"x"}}`, `{"app_id":-1}`, `[]`, `null`, `{"other":[]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := DecodeJSON([]byte(`{"x":` + string(data) + `}`))
+		if err != nil {
+			return
+		}
+		s, err := NewStore(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, field := range []string{"a2s", "gamespy4", "bedrock", "sqp", "sagl"} {
+			before := s.Snapshot()
+			if _, err := s.Replace(map[string]any{field: v["x"]}); err != nil && s.Snapshot() != before {
+				t.Fatalf("a rejected %s changed the snapshot", field)
+			}
+		}
+	})
+}
