@@ -228,8 +228,10 @@
 // the two answers) and rules. What differs: the challenge tokens (the
 // front's own), the rules' order (key order: the state keeps no other),
 // the EDF game port when the stock server sends none (the front always
-// sends one), an environment 'o' (sent back as 'm') and an INFO player
-// count that disagrees with A2S_PLAYER by design (the front counts the
-// list). cmd/queryd/upstream_faithful_test.go compares them field by
+// sends one), an environment 'o' (sent back as 'm'), an INFO player count
+// that disagrees with A2S_PLAYER by design (the front counts the list),
+// A2S_PLAYER's index byte (the front numbers its players 0, 1, …; most
+// Source servers send 0 for everyone) and strings past the byte caps
+// above. cmd/queryd/upstream_faithful_test.go compares them field by
 // field.
 package a2s
