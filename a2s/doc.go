@@ -63,12 +63,12 @@
 // 1,400-byte packet.
 //
 //	FF FF FF FF 49
-//	protocol      u8       a2s.protocol (17)
+//	protocol      u8       state a2s.protocol, else a2s.protocol (17)
 //	name          string   state name, at most 256 bytes
 //	map           string   state map, 128 bytes
 //	folder        string   state folder, 64 bytes
 //	game          string   state game, 128 bytes
-//	app id        u16      a2s.app_id (480)
+//	app id        u16      state a2s.app_id, else a2s.app_id (480)
 //	players       u8       the players A2S_PLAYER lists (see Listed)
 //	max players   u8       state max_players, at most 255
 //	bots          u8       listed players with "bot": true
@@ -82,7 +82,7 @@
 //	SteamID       u64      EDF 0x10, when state steam_id is set
 //	SourceTV      u16 + string  EDF 0x40, when state sourcetv is set (name at most 128 bytes)
 //	keywords      string   EDF 0x20, when state keywords or tags are set (tags joined by commas), 256 bytes
-//	GameID        u64      EDF 0x01, when a2s.game_id is not 0
+//	GameID        u64      EDF 0x01, when state a2s.game_id (else a2s.game_id) is not 0
 //
 // # A2S_PLAYER and A2S_RULES replies
 //
@@ -133,6 +133,12 @@
 // and no rules. 480's low byte is 224; queryd check warns about app ids
 // whose low byte is below 200. The Steam master server filters by app id,
 // so a game listed there sets its own (docs/troubleshooting.md).
+//
+// The state's "a2s" object (package state) overrides app_id, protocol and
+// game_id for that state: a feeder may set them, and [upstream] protocol =
+// "a2s" sets them to the stock server's own (its app id's low byte then
+// matters to qstat as it does with the stock server). They are never
+// rules.
 //
 // # Metrics
 //
@@ -210,11 +216,22 @@
 //	steam_id           EDF SteamID
 //	sourcetv           EDF SourceTV port and name
 //	keywords           EDF keywords
-//	rules              A2S_RULES; INFO protocol, app id and EDF game id as
-//	                   a2s_protocol, a2s_app_id, a2s_game_id
+//	rules              A2S_RULES, and nothing else
+//	a2s                INFO protocol, app id and EDF game id (game_id "0": none),
+//	                   which the front's A2S_INFO shows instead of [a2s]'s
 //	players            A2S_PLAYER name, score, duration as "time"; the INFO bot
 //	                   count marks the players connected longest as bots
 //
-// The INFO player count is the players' list's business. The front's A2S
-// app id is [a2s] app_id, not the game server's: set it to the game's.
+// The INFO player count is the players' list's business. So a front
+// answers A2S as the stock server does: the same INFO (app id, protocol
+// and game id included), players (durations move with the clock between
+// the two answers) and rules. What differs: the challenge tokens (the
+// front's own), the rules' order (key order: the state keeps no other),
+// the EDF game port when the stock server sends none (the front always
+// sends one), an environment 'o' (sent back as 'm'), an INFO player count
+// that disagrees with A2S_PLAYER by design (the front counts the list),
+// A2S_PLAYER's index byte (the front numbers its players 0, 1, …; most
+// Source servers send 0 for everyone) and strings past the byte caps
+// above. cmd/queryd/upstream_faithful_test.go compares them field by
+// field.
 package a2s

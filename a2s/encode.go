@@ -75,8 +75,10 @@ func Listed(snap *state.Snapshot) int {
 	return len(snap.Players)
 }
 
-// EncodeInfo returns the A2S_INFO reply datagram for snap.
+// EncodeInfo returns the A2S_INFO reply datagram for snap; the state's
+// "a2s" object overrides cfg's app id, protocol and game id (Config.For).
 func EncodeInfo(cfg Config, snap *state.Snapshot, listed int) []byte {
+	cfg = cfg.For(snap)
 	b := make([]byte, 0, 256+len(snap.Name)+len(snap.Keywords))
 	b = append(b, 0xFF, 0xFF, 0xFF, 0xFF, ReplyInfo, cfg.Protocol)
 	b = appendCString(b, snap.Name, capName)

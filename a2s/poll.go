@@ -16,13 +16,6 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-// Rules that carry the A2S_INFO fields the state document has no place for.
-const (
-	RuleProtocol = "a2s_protocol" // A2S_INFO's protocol byte
-	RuleAppID    = "a2s_app_id"   // A2S_INFO's app id
-	RuleGameID   = "a2s_game_id"  // the EDF game id, when present
-)
-
 // Poll asks the game server at server A2S_INFO, A2S_PLAYER and A2S_RULES
 // (with the challenge dance and split replies in the Source and GoldSrc
 // layouts) from a socket of this poll's own (module.Poller). A2S_INFO must
@@ -87,7 +80,8 @@ func joinErr(a, b error) error {
 
 // FromA2S maps an A2S answer (A2S_INFO, A2S_PLAYER and A2S_RULES; players
 // or rules nil: none) to a state document (the table in doc.go, "Polling
-// a stock server"). Every value is fitted to the state's limits, so the
+// a stock server"): the rules are A2S_RULES and nothing else; INFO's
+// protocol byte, app id and game id are the "a2s" object. Every value is fitted to the state's limits, so the
 // document is valid for any answer this package parses. Players are keyed
 // by their place in the reply ("0", "1", …). The INFO bot count marks as
 // bots the players connected longest (gamedig's rule: A2S_PLAYER does not
@@ -126,12 +120,15 @@ func FromA2S(info *Info, players []PlayerInfo, rules [][2]string) map[string]any
 	for _, kv := range rules {
 		r.Add(kv[0], kv[1])
 	}
-	r.Add(RuleProtocol, strconv.Itoa(int(info.Protocol)))
-	r.Add(RuleAppID, strconv.Itoa(int(info.AppID)))
-	if info.GameID != 0 {
-		r.Add(RuleGameID, strconv.FormatUint(info.GameID, 10))
-	}
 	doc["rules"] = map[string]any(r)
+	// The INFO numbers the common fields have no place for: the "a2s"
+	// object, which A2S_INFO shows and no other protocol does (game_id "0":
+	// the server sends none).
+	doc["a2s"] = map[string]any{
+		"app_id":   module.DocNum(int64(info.AppID)),
+		"protocol": module.DocNum(int64(info.Protocol)),
+		"game_id":  strconv.FormatUint(info.GameID, 10),
+	}
 	return doc
 }
 

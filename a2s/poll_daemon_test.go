@@ -34,7 +34,7 @@ func TestPollDaemon(t *testing.T) {
 	}
 	s := polltest.Valid(t, got.Doc)
 	r := polltest.Rules(s)
-	if s.Name != "back" || s.Map != "cp_badlands" || s.MaxPlayers != 32 || len(s.Players) != 30 || len(r) != 120+2 || r[a2s.RuleAppID] == "" {
+	if s.Name != "back" || s.Map != "cp_badlands" || s.MaxPlayers != 32 || len(s.Players) != 30 || len(r) != 120 || s.A2S == nil || s.A2S.AppID != a2s.DefaultAppID {
 		t.Fatalf("%+v (%d rules)", s, len(r))
 	}
 	if got.Partial != nil {

@@ -31,8 +31,9 @@ func srcdsInfo() *Info {
 }
 
 // An A2S answer: INFO's fields, EDF included; players with durations, the
-// INFO bot count marking those connected longest; rules, plus the INFO
-// fields the state has no place for.
+// INFO bot count marking those connected longest; A2S_RULES as the rules
+// and nothing else (a rule named like the old a2s_app_id is the server's
+// own); INFO's protocol, app id and game id in the "a2s" object.
 func TestFromA2S(t *testing.T) {
 	players := []PlayerInfo{
 		{Name: "Alice", Score: 12, Duration: 600.25},
@@ -58,8 +59,15 @@ func TestFromA2S(t *testing.T) {
 		}
 	}
 	rules := doc["rules"].(map[string]any)
-	if !reflect.DeepEqual(rules, map[string]any{"mp_timelimit": "30", "a2s_app_id": "the server's own", "a2s_protocol": "17", "a2s_game_id": "440"}) {
-		t.Errorf("rules %v (the server's own rule of the same name wins)", rules)
+	if !reflect.DeepEqual(rules, map[string]any{"mp_timelimit": "30", "a2s_app_id": "the server's own"}) {
+		t.Errorf("rules %v, want A2S_RULES and nothing else", rules)
+	}
+	if a := snap.A2S; a == nil || a.AppID != 440 || a.Protocol != 17 || !a.HasGameID || a.GameID != 440 {
+		t.Errorf("a2s object %+v", a)
+	}
+	cfg := Config{AppID: DefaultAppID, Protocol: 48, GameID: 7}.For(snap)
+	if cfg.AppID != 440 || cfg.Protocol != 17 || cfg.GameID != 440 {
+		t.Errorf("the front's INFO numbers %+v, want the server's", cfg)
 	}
 }
 
@@ -85,6 +93,10 @@ func TestFromA2SOddValues(t *testing.T) {
 		if _, ok := doc[k]; ok {
 			t.Errorf("%s set: %v", k, doc[k])
 		}
+	}
+	// No EDF game id: the front sends none either, whatever [a2s] game_id says.
+	if cfg := (Config{GameID: 7}).For(snap); cfg.GameID != 0 || cfg.AppID != 0 || len(snap.Rules) != 0 {
+		t.Errorf("the front's INFO numbers %+v, rules %v", cfg, snap.Rules)
 	}
 }
 

@@ -35,18 +35,22 @@
 //
 // Where the fields come from:
 //
-//	edition            bedrock.edition ("MCPE"; "MCEE" for Education Edition), at most 16 bytes
+//	edition            state bedrock.edition, else bedrock.edition ("MCPE"; "MCEE" for Education Edition), at most 16 bytes
 //	motd               state name, at most 256 bytes
-//	protocol           bedrock.protocol (766, Bedrock 1.21.50): the game shows servers with another number as outdated
+//	protocol           state bedrock.protocol, else bedrock.protocol (766, Bedrock 1.21.50): the game shows servers with another number as outdated
 //	version            state version, at most 64 bytes ("" when the state has none)
 //	players            every player of the state
 //	max                state max_players
-//	server GUID        the header's server GUID in decimal
+//	server GUID        the header's server GUID in decimal: state bedrock.server_id, else queryd's own
 //	sub-motd           state map, at most 128 bytes
 //	game mode          state gamemode, else bedrock.game_mode ("Survival"), at most 64 bytes
-//	game mode number   bedrock.game_mode_number (1, as vanilla sends for Survival)
+//	game mode number   state bedrock.game_mode_number, else bedrock.game_mode_number (1, as vanilla sends for Survival)
 //	IPv4 port          state game_port, else bedrock.ipv4_port, else the first listen.udp port
-//	IPv6 port          bedrock.ipv6_port, else the IPv4 port
+//	IPv6 port          state bedrock.ipv6_port (even 0), else bedrock.ipv6_port, else the IPv4 port
+//
+// The state's "bedrock" object (package state) overrides those config keys
+// and the GUID for that state; [upstream] protocol = "bedrock" sets it to
+// the stock server's own.
 //
 // Strings are cut at a UTF-8 boundary to those caps. A ';' inside a field
 // would end it and shift every later field, so each ';' in the state's
@@ -73,8 +77,8 @@
 // weighs most. A 33-byte ping therefore draws 84 + motd + 26 or so bytes
 // for a plain server (about 4× for a 20-byte name), and at most 605 bytes
 // (18.3×) with every string at its cap, 4,096 players and 65,535 slots;
-// the config's own fields at their widest add 18 more (MaxPong, 623 bytes,
-// 18.9×).
+// the config's own fields at their widest add 18 more, and a state's
+// "bedrock" server_id of 20 digits one more (MaxPong, 624 bytes, 18.9×).
 // hostile/README.md ("Amplification by state") measures it at three states.
 //
 // # No challenge, so limits
@@ -167,11 +171,25 @@
 //	name          motd
 //	map           sub-motd
 //	version       version
-//	max_players   max (a count 0-65535; else the rule bedrock_max_players)
+//	max_players   max (a count 0-65535)
 //	gamemode      game mode
-//	protocol      protocol
+//	protocol      protocol (SAGL's; when in its range)
 //	game_port     IPv4 port
 //	players       as many players with empty names as it counts (it names none)
-//	rules         bedrock_edition, bedrock_server_id, bedrock_game_mode_number,
-//	              bedrock_ipv6_port
+//	bedrock       edition, protocol, server id (server_id; the header's GUID
+//	              when it differs is other.header_guid), game mode number,
+//	              IPv6 port (not in relay mode: queryd's ports are the game's),
+//	              which the front's pong shows; "other" keeps, as text, a value
+//	              out of its field's range (max_players, protocol, players,
+//	              ipv4_port, server_id, …)
+//	rules         none: the pong has no rules
+//
+// So a front's pong says what the stock server's says: the same status
+// string and header GUID. What may differ: a pong of fewer than 12 fields
+// (the front sends all 12, the missing ones empty or 0), strings past the
+// caps above, a value out of range (kept in "other", the config's shown),
+// a header GUID other than the status's server id (the front sends the
+// server id in both), ';' in no field, and in relay mode the IPv6 port
+// (queryd's own). cmd/queryd/upstream_faithful_test.go compares them field
+// by field.
 package bedrock

@@ -18,6 +18,8 @@ type Config struct {
 	IPv4Port       uint16 // IPv4 port when the state has no game_port
 	IPv6Port       uint16 // 0: the IPv4 port
 	GUID           uint64 // the server GUID, in the header and as the status's server id
+
+	ipv6Set bool // IPv6Port is the state's, even 0 (For)
 }
 
 // PongHeaderLen is the pong before its status string: the id, the echoed
@@ -44,9 +46,10 @@ const (
 )
 
 // MaxPong bounds a pong: the header, the capped strings, the numbers at
-// their widest (protocol 7 digits, players 4, max 5, the GUID 19, the game
-// mode number 3, two ports 5 each) and the 12 semicolons.
-const MaxPong = PongHeaderLen + CapEdition + CapMOTD + CapSubMOTD + CapVersion + CapGameMode + 7 + 4 + 5 + 19 + 3 + 5 + 5 + 12
+// their widest (protocol 7 digits, players 4, max 5, the GUID 20 (a
+// state's server_id may be any 64-bit number; queryd's own have 19), the
+// game mode number 3, two ports 5 each) and the 12 semicolons.
+const MaxPong = PongHeaderLen + CapEdition + CapMOTD + CapSubMOTD + CapVersion + CapGameMode + 7 + 4 + 5 + 20 + 3 + 5 + 5 + 12
 
 // Replacement is what a ';' in a field becomes: the status string separates
 // its fields with ';', so one inside a field would shift every later field.
@@ -87,6 +90,7 @@ func StatusString(cfg Config, snap *state.Snapshot) string {
 }
 
 func appendStatus(b []byte, cfg Config, snap *state.Snapshot) []byte {
+	cfg = cfg.For(snap)
 	mode := snap.Gamemode
 	if mode == "" {
 		mode = cfg.GameMode
@@ -96,7 +100,7 @@ func appendStatus(b []byte, cfg Config, snap *state.Snapshot) []byte {
 		v4 = cfg.IPv4Port
 	}
 	v6 := cfg.IPv6Port
-	if v6 == 0 {
+	if v6 == 0 && !cfg.ipv6Set {
 		v6 = v4
 	}
 	field := func(s string) { b = append(append(b, s...), ';') }
@@ -117,11 +121,13 @@ func appendStatus(b []byte, cfg Config, snap *state.Snapshot) []byte {
 }
 
 // EncodePong returns the pong for the snapshot with a zero time: the
-// handler copies it and writes each ping's time into the copy.
+// handler copies it and writes each ping's time into the copy. The state's
+// "bedrock" object overrides cfg's edition, protocol, GUID, game mode
+// number and IPv6 port (Config.For).
 func EncodePong(cfg Config, snap *state.Snapshot) []byte {
 	b := make([]byte, PongHeaderLen, MaxPong)
 	b[0] = IDPong
-	binary.BigEndian.PutUint64(b[pongGUID:], cfg.GUID)
+	binary.BigEndian.PutUint64(b[pongGUID:], cfg.For(snap).GUID)
 	copy(b[pongMagic:], Magic[:])
 	b = appendStatus(b, cfg, snap)
 	binary.BigEndian.PutUint16(b[pongLen:], uint16(len(b)-PongHeaderLen))

@@ -93,7 +93,13 @@ func TestMaxPong(t *testing.T) {
 	}
 	cfg := Config{Edition: strings.Repeat("E", CapEdition), Protocol: maxProtocol, GameModeNumber: maxGameModeNumber,
 		IPv4Port: 65535, IPv6Port: 65535, GUID: MaxGUID}
-	if got := len(EncodePong(cfg, snap)); got != MaxPong {
+	if got := len(EncodePong(cfg, snap)); got != MaxPong-1 {
+		t.Fatalf("widest pong of the config %d bytes, want MaxPong-1 %d", got, MaxPong-1)
+	}
+	wide := *snap
+	wide.Bedrock = &state.BedrockFields{Edition: emoji(16), Protocol: state.MaxBedrockProtocol, ServerID: 1<<64 - 1,
+		GameModeNumber: state.MaxGameModeNumber, IPv6Port: 65535}
+	if got := len(EncodePong(cfg, &wide)); got != MaxPong {
 		t.Fatalf("widest pong %d bytes, want MaxPong %d", got, MaxPong)
 	}
 	def := vanillaConfig

@@ -12,14 +12,6 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-// Rules that carry the pong's fields the state document has no place for.
-const (
-	RuleEdition        = "bedrock_edition"          // "MCPE"
-	RuleServerID       = "bedrock_server_id"        // the status string's server id (the GUID)
-	RuleGameModeNumber = "bedrock_game_mode_number" // "1"
-	RuleIPv6Port       = "bedrock_ipv6_port"        // "19133"
-)
-
 // Poll sends the game server at server (a stock Bedrock Dedicated Server)
 // one unconnected ping from a socket of this poll's own (module.Poller).
 // Its time field is random, not the clock: the pong must echo it, so it
@@ -40,7 +32,11 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 	if err != nil {
 		return module.Polled{}, module.Step(0, "unconnected ping", err)
 	}
-	return module.Polled{Doc: FromPong(pong)}, nil
+	doc := FromPong(pong)
+	if opts.OwnAddress { // relay mode: queryd's ports are the game's
+		delete(doc["bedrock"].(map[string]any), "ipv6_port")
+	}
+	return module.Polled{Doc: doc}, nil
 }
 
 // FromPong maps an unconnected pong to a state document (the table in
@@ -49,9 +45,12 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 // protocol, the IPv4 port game_port; the pong counts its players without
 // naming them, so the document lists that many players with empty names
 // (every protocol counts them; GameSpy4 lists no empty name). The edition,
-// server id, game mode number and IPv6 port are rules. Every value is
-// fitted to the state's limits, so the document is valid for any pong this
-// package parses.
+// protocol, server id, game mode number and IPv6 port are the "bedrock"
+// object, which the front's pong shows; a value no field can hold (a count
+// or port out of range, a server id that is not a 64-bit number) is kept
+// in its "other". The pong has no rules, so the document has none. Every
+// value is fitted to the state's limits, so the document is valid for any
+// pong this package parses.
 func FromPong(p *Pong) map[string]any {
 	st := p.Status
 	doc := map[string]any{
@@ -59,28 +58,48 @@ func FromPong(p *Pong) map[string]any {
 		"map":      module.DocText(st.SubMOTD, state.MaxShortLen),
 		"version":  module.DocText(st.Version, state.MaxShortLen),
 		"gamemode": module.DocText(st.GameMode, state.MaxShortLen),
+		"rules":    map[string]any{},
 	}
-	r := module.DocRules{}
+	own, other := map[string]any{}, module.DocRules{}
 	if n, ok := module.DocCount(strconv.Itoa(st.MaxPlayers)); ok {
 		doc["max_players"] = n
 	} else {
-		r.Add("bedrock_max_players", strconv.Itoa(st.MaxPlayers))
+		other.Add("max_players", strconv.Itoa(st.MaxPlayers))
 	}
-	if !module.DocSet(doc, "protocol", module.DocNum(int64(st.Protocol))) { // outside the state's range
-		r.Add("bedrock_protocol", strconv.Itoa(st.Protocol))
+	module.DocSet(doc, "protocol", module.DocNum(int64(st.Protocol))) // SAGL's, when in its range
+	if st.Protocol >= 0 && st.Protocol <= state.MaxBedrockProtocol {
+		own["protocol"] = module.DocNum(int64(st.Protocol))
+	} else {
+		other.Add("protocol", strconv.Itoa(st.Protocol))
 	}
 	if st.IPv4Port > 0 && st.IPv4Port <= 65535 {
 		doc["game_port"] = module.DocNum(int64(st.IPv4Port))
 	} else if st.IPv4Port != 0 {
-		r.Add("bedrock_ipv4_port", strconv.Itoa(st.IPv4Port))
+		other.Add("ipv4_port", strconv.Itoa(st.IPv4Port))
 	}
-	r.Add(RuleEdition, st.Edition)
-	r.Add(RuleServerID, st.ServerID)
-	r.Add(RuleGameModeNumber, strconv.Itoa(st.GameModeNumber))
-	if st.IPv6Port != 0 {
-		r.Add(RuleIPv6Port, strconv.Itoa(st.IPv6Port))
+	if e := module.DocText(st.Edition, 16); e != "" && e == st.Edition {
+		own["edition"] = e
+	} else if st.Edition != "" {
+		other.Add("edition", st.Edition)
 	}
-	doc["rules"] = map[string]any(r)
+	if id, err := strconv.ParseUint(st.ServerID, 10, 64); err == nil && id != 0 {
+		own["server_id"] = strconv.FormatUint(id, 10)
+		if id != p.ServerGUID {
+			other.Add("header_guid", strconv.FormatUint(p.ServerGUID, 10))
+		}
+	} else if st.ServerID != "" {
+		other.Add("server_id", st.ServerID)
+	}
+	if st.GameModeNumber >= 0 && st.GameModeNumber <= state.MaxGameModeNumber {
+		own["game_mode_number"] = module.DocNum(int64(st.GameModeNumber))
+	} else {
+		other.Add("game_mode_number", strconv.Itoa(st.GameModeNumber))
+	}
+	if st.IPv6Port >= 0 && st.IPv6Port <= 65535 {
+		own["ipv6_port"] = module.DocNum(int64(st.IPv6Port))
+	} else {
+		other.Add("ipv6_port", strconv.Itoa(st.IPv6Port))
+	}
 	n := min(max(st.Players, 0), state.MaxPlayers)
 	players := make(map[string]any, n)
 	for i := range n {
@@ -88,8 +107,12 @@ func FromPong(p *Pong) map[string]any {
 	}
 	doc["players"] = players
 	if st.Players > state.MaxPlayers || st.Players < 0 {
-		r.Add("bedrock_players", strconv.Itoa(st.Players))
+		other.Add("players", strconv.Itoa(st.Players))
 	}
+	if len(other) > 0 {
+		own["other"] = map[string]any(other)
+	}
+	doc["bedrock"] = own
 	return doc
 }
 

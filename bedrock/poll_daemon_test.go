@@ -25,7 +25,16 @@ func TestPollDaemon(t *testing.T) {
 	s := polltest.Valid(t, got.Doc)
 	r := polltest.Rules(s)
 	if s.Name != "config name" || s.Map != "config_map" || s.GameVersion != "1.21.50" || s.MaxPlayers != 10 || s.Gamemode != "Creative" ||
-		len(s.Players) != 2 || s.GamePort != 19132 || r[bedrock.RuleIPv6Port] != "19133" || r[bedrock.RuleEdition] != "MCPE" || len(r[bedrock.RuleServerID]) != 19 {
+		len(s.Players) != 2 || s.GamePort != 19132 || len(r) != 0 || s.Bedrock == nil || s.Bedrock.IPv6Port != 19133 || s.Bedrock.Edition != "MCPE" ||
+		s.Bedrock.ServerID < bedrock.MinGUID {
 		t.Fatalf("%+v\nrules %v", s, r)
+	}
+	// Relay mode: queryd's ports are the game's, not the server's IPv6 port.
+	got, err = bedrock.Module{}.Poll(ctx, back.UDP(), module.PollOptions{Timeout: 2 * time.Second, OwnAddress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := polltest.Valid(t, got.Doc); s.Bedrock == nil || s.Bedrock.IPv6Port != -1 || s.Bedrock.Edition != "MCPE" {
+		t.Errorf("OwnAddress: bedrock object %+v, want no ipv6_port", s.Bedrock)
 	}
 }

@@ -3,6 +3,7 @@ package bedrock
 import (
 	"context"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 const vanillaPong = "MCPE;Dedicated Server;390;1.14.60;0;10;13253860892328930865;Bedrock level;Survival;1;19132;19133;"
 
 // A vanilla Bedrock Dedicated Server's pong is read exactly: every field
-// in its place, the rest as rules.
+// in its common field or in the "bedrock" object, and no rules (the pong
+// has none); the front's pong says what the server's says.
 func TestFromPongVanilla(t *testing.T) {
 	p, err := ParsePong(pongOf(7, 13253860892328930865, vanillaPong))
 	if err != nil {
@@ -27,15 +29,26 @@ func TestFromPongVanilla(t *testing.T) {
 		s.Gamemode != "Survival" || s.Protocol != 390 || s.GamePort != 19132 || len(s.Players) != 0 {
 		t.Errorf("%+v", s)
 	}
-	want := map[string]string{RuleEdition: "MCPE", RuleServerID: "13253860892328930865", RuleGameModeNumber: "1", RuleIPv6Port: "19133"}
-	if got := polltest.Rules(s); len(got) != len(want) || got[RuleEdition] != "MCPE" || got[RuleServerID] != want[RuleServerID] ||
-		got[RuleGameModeNumber] != "1" || got[RuleIPv6Port] != "19133" {
-		t.Errorf("rules %v, want %v", got, want)
+	if got := polltest.Rules(s); len(got) != 0 {
+		t.Errorf("rules %v, want none", got)
+	}
+	want := state.BedrockFields{Edition: "MCPE", Protocol: 390, ServerID: 13253860892328930865, GameModeNumber: 1, IPv6Port: 19133}
+	if b := s.Bedrock; b == nil || !reflect.DeepEqual(*b, want) {
+		t.Errorf("bedrock object %+v, want %+v", b, want)
+	}
+	front := vanillaConfig
+	front.GUID = MinGUID
+	if got := StatusString(front, s); got != vanillaPong {
+		t.Errorf("the front's status string\n %q\nwant the server's\n %q", got, vanillaPong)
+	}
+	if pong, err := ParsePong(EncodePong(front, s)); err != nil || pong.ServerGUID != 13253860892328930865 {
+		t.Errorf("the front's pong header GUID: %v %v", pong, err)
 	}
 }
 
-// Odd pongs are fitted to the state: counts out of range stay rules, the
-// player count becomes as many unnamed players (at most 4,096).
+// Odd pongs are fitted to the state: values out of range are kept in the
+// "bedrock" object's "other", never as rules; the player count becomes as
+// many unnamed players (at most 4,096).
 func TestFromPongOddValues(t *testing.T) {
 	for status, check := range map[string]func(t *testing.T, s *state.Snapshot){
 		"MCPE;a;1;v;3;10;": func(t *testing.T, s *state.Snapshot) {
@@ -44,16 +57,16 @@ func TestFromPongOddValues(t *testing.T) {
 			}
 		},
 		"MCPE;a;-5;v;99999;70000;x;m;g;1;70000;0;": func(t *testing.T, s *state.Snapshot) {
-			r := polltest.Rules(s)
-			if len(s.Players) != state.MaxPlayers || s.MaxPlayers != 0 || r["bedrock_max_players"] != "70000" ||
-				r["bedrock_protocol"] != "-5" || r["bedrock_players"] != "99999" || r["bedrock_ipv4_port"] != "70000" {
-				t.Errorf("%+v %v", s, r)
+			o := otherOf(s)
+			if len(s.Players) != state.MaxPlayers || s.MaxPlayers != 0 || o["max_players"] != "70000" || len(s.Rules) != 0 ||
+				o["protocol"] != "-5" || o["players"] != "99999" || o["ipv4_port"] != "70000" || o["server_id"] != "x" {
+				t.Errorf("%+v %v", s, o)
 			}
 		},
-		// a protocol past the state's int32 (found by FuzzFromPong): a rule
+		// a protocol past the state's int32 (found by FuzzFromPong): kept as text
 		"MCPE;a;80000000000;v;0;1;": func(t *testing.T, s *state.Snapshot) {
-			if r := polltest.Rules(s); s.Protocol != 0 || r["bedrock_protocol"] != "80000000000" {
-				t.Errorf("protocol %d, rule %q", s.Protocol, r["bedrock_protocol"])
+			if o := otherOf(s); s.Protocol != 0 || s.Bedrock.Protocol != -1 || o["protocol"] != "80000000000" {
+				t.Errorf("protocol %d, other %v", s.Protocol, o)
 			}
 		},
 	} {
@@ -63,6 +76,17 @@ func TestFromPongOddValues(t *testing.T) {
 		}
 		check(t, polltest.Valid(t, FromPong(p)))
 	}
+}
+
+// otherOf is the "bedrock" object's "other" as a map.
+func otherOf(s *state.Snapshot) map[string]string {
+	out := map[string]string{}
+	if s.Bedrock != nil {
+		for _, r := range s.Bedrock.Other {
+			out[r.Key] = r.Value
+		}
+	}
+	return out
 }
 
 // The poll's ping time is its nonce: a pong that echoes another time (a

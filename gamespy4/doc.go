@@ -58,17 +58,20 @@
 // Where the values come from:
 //
 //	motd, hostname   state name, at most 256 bytes
-//	gametype         gamespy4.gametype ("SMP"), at most 32 bytes
-//	game_id          gamespy4.game_id ("MINECRAFT"), at most 32 bytes
+//	gametype         state gamespy4.gametype, else gamespy4.gametype ("SMP"), at most 32 bytes
+//	game_id          state gamespy4.game_id, else gamespy4.game_id ("MINECRAFT"), at most 32 bytes
 //	version          state version, at most 64 bytes
-//	plugins          gamespy4.plugins (""), at most 256 bytes
+//	plugins          state gamespy4.plugins, else gamespy4.plugins (""), at most 256 bytes
 //	map              state map, at most 128 bytes
 //	numplayers       every player of the state
 //	maxplayers       state max_players
 //	hostport         state game_port, else gamespy4.hostport, else the first listen.udp port
-//	hostip           gamespy4.hostip, else the IP of the first listen.udp address
+//	hostip           state gamespy4.hostip, else gamespy4.hostip, else the IP of the first listen.udp address
 //
-// Strings are cut at a UTF-8 boundary to those caps.
+// Strings are cut at a UTF-8 boundary to those caps. The state's
+// "gamespy4" object (package state) overrides the config's gametype,
+// game_id, plugins and hostip for that state; [upstream] protocol =
+// "gamespy4" sets it to the stock server's own.
 //
 // # One datagram
 //
@@ -153,9 +156,20 @@
 //	map           map
 //	version       version
 //	game          game_id ("MINECRAFT")
+//	gamespy4      gametype, game_id, plugins, hostip (not hostip in relay mode:
+//	              queryd's address is the game's), which the front's replies show
 //	max_players   maxplayers (a count 0-65535; else a rule)
 //	game_port     hostport (1-65535; else a rule)
-//	rules         gametype, plugins, hostip and every other key; numplayers
+//	rules         every other key (the server's extra keys); numplayers
 //	              only when it counts more players than the list names
 //	players       the player section's names
+//
+// So a front answers the basic and full stat as the stock server does: the
+// same vanilla keys and values, extra keys and player names. What may
+// differ: the handshake's challenge token (the front's own), the extra
+// keys' order (key order), strings past the caps above (cut), a numplayers
+// that counts more than the list (a stock reply cut to one datagram; the
+// front counts the list it got), blank player names (the front leaves them
+// out) and, in relay mode, hostport and hostip (queryd's own).
+// cmd/queryd/upstream_faithful_test.go compares them field by field.
 package gamespy4

@@ -68,7 +68,11 @@ type advertised struct {
 	hostIP                                            string
 }
 
+// advertise is what the replies say for snap; the state's "gamespy4"
+// object overrides cfg's gametype, game_id, plugins and hostip
+// (Config.For).
 func advertise(cfg Config, snap *state.Snapshot) advertised {
+	cfg = cfg.For(snap)
 	port := snap.GamePort
 	if port == 0 {
 		port = cfg.HostPort

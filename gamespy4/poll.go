@@ -33,13 +33,18 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 	if err != nil {
 		return module.Polled{}, module.Step(0, "full stat", err)
 	}
-	return module.Polled{Doc: FromFull(full)}, nil
+	doc := FromFull(full)
+	if g, ok := doc["gamespy4"].(map[string]any); ok && opts.OwnAddress {
+		delete(g, "hostip") // relay mode: queryd's address is the game's
+	}
+	return module.Polled{Doc: doc}, nil
 }
 
 // pollFields are the full stat keys a state field takes; each is left out
 // of the rules when it gave its field. numplayers is the player list's
 // business (kept as a rule only when it counts more players than the list
-// names, as a reply cut to one datagram does).
+// names, as a reply cut to one datagram does). ownKeys are the vanilla
+// keys no common field takes: the "gamespy4" object.
 var pollFields = map[string]func(v string) (field string, val any, ok bool){
 	"hostname": func(v string) (string, any, bool) { return "name", module.DocText(v, state.MaxNameLen), true },
 	"map":      func(v string) (string, any, bool) { return "map", module.DocText(v, state.MaxShortLen), true },
@@ -55,16 +60,18 @@ var pollFields = map[string]func(v string) (field string, val any, ok bool){
 	},
 }
 
+var ownKeys = map[string]bool{"gametype": true, "game_id": true, "plugins": true, "hostip": true}
+
 // FromFull maps a full stat to a state document (the table in doc.go,
 // "Polling a stock server"): hostname is the name, map, version, game_id
-// the game, maxplayers max_players, hostport game_port; gametype, plugins,
-// hostip and every other key are rules (of a repeated key the first is
-// kept). The players are the player section's names, keyed by place.
+// the game, maxplayers max_players, hostport game_port; gametype, game_id,
+// plugins and hostip are the "gamespy4" object, which the front's replies
+// show; every other key is a rule (of a repeated key the first is kept). The players are the player section's names, keyed by place.
 // Every value is fitted to the state's limits, so the document is valid
 // for any reply this package parses.
 func FromFull(f *Full) map[string]any {
 	doc := map[string]any{}
-	r := module.DocRules{}
+	r, own := module.DocRules{}, map[string]any{}
 	seen := map[string]bool{}
 	for _, kv := range f.Keys {
 		k, v := kv[0], kv[1]
@@ -72,11 +79,17 @@ func FromFull(f *Full) map[string]any {
 			continue
 		}
 		seen[k] = true
+		if ownKeys[k] {
+			own[k] = module.DocText(v, state.MaxGameSpy4Text)
+		}
 		if to, ok := pollFields[k]; ok {
 			if field, val, ok := to(v); ok {
 				doc[field] = val
 				continue
 			}
+		}
+		if ownKeys[k] {
+			continue
 		}
 		if k == "numplayers" {
 			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n == len(f.Players) {
@@ -86,6 +99,7 @@ func FromFull(f *Full) map[string]any {
 		r.Add(k, v)
 	}
 	doc["rules"] = map[string]any(r)
+	doc["gamespy4"] = own
 	players := make(map[string]any, min(len(f.Players), state.MaxPlayers))
 	for i, name := range f.Players[:min(len(f.Players), state.MaxPlayers)] {
 		players[strconv.Itoa(i)] = map[string]any{"name": module.DocText(name, state.MaxPlayerName)}

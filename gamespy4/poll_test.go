@@ -14,7 +14,9 @@ import (
 )
 
 // The Minecraft wiki's full stat (a vanilla server's reply) is read
-// exactly: every vanilla key in its field or, with no place, a rule.
+// exactly: every vanilla key in its common field or, with no place, the
+// "gamespy4" object, which the front shows instead of [gamespy4]'s; no
+// rules, since the server sent no extra keys.
 func TestFromFullWiki(t *testing.T) {
 	f, err := ParseFull(append([]byte{0, 0, 0, 0, 1}, unhex(t, wikiFull)...), [4]byte{0, 0, 0, 1})
 	if err != nil {
@@ -25,9 +27,17 @@ func TestFromFullWiki(t *testing.T) {
 		s.MaxPlayers != 20 || s.GamePort != 25565 || len(s.Players) != 2 || s.Players[0].Name != "barneygale" || s.Players[1].Name != "Vivalahelvig" {
 		t.Errorf("%+v", s)
 	}
-	want := map[string]string{"gametype": "SMP", "plugins": "", "hostip": "127.0.0.1"}
-	if got := polltest.Rules(s); len(got) != len(want) || got["gametype"] != "SMP" || got["hostip"] != "127.0.0.1" {
-		t.Errorf("rules %v, want %v", got, want)
+	if got := polltest.Rules(s); len(got) != 0 {
+		t.Errorf("rules %v, want none: the server sent no extra keys", got)
+	}
+	g := s.GameSpy4
+	if g == nil || g.GameType == nil || *g.GameType != "SMP" || g.GameID == nil || *g.GameID != "MINECRAFT" ||
+		g.Plugins == nil || *g.Plugins != "" || g.HostIP == nil || *g.HostIP != "127.0.0.1" {
+		t.Errorf("gamespy4 object %+v", g)
+	}
+	cfg := Config{GameType: "other", GameID: "other", Plugins: "other", HostIP: "10.0.0.1"}.For(s)
+	if cfg.GameType != "SMP" || cfg.GameID != "MINECRAFT" || cfg.Plugins != "" || cfg.HostIP != "127.0.0.1" {
+		t.Errorf("the front's vanilla keys %+v, want the server's", cfg)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
@@ -36,6 +37,14 @@ type standIn struct {
 	others  []netip.AddrPort // sources of everything else
 }
 
+// The stand-in's A2S_INFO app id (CS:GO's; its low byte is above 200, see
+// interop-notes on qstat) and protocol byte: not queryd's defaults, so a
+// front that says them says the stand-in's.
+const (
+	standInAppID    = 730
+	standInProtocol = 16
+)
+
 func startStandIn(t *testing.T, ns string, at netip.AddrPort) *standIn {
 	t.Helper()
 	return startStandInNamed(t, ns, at, RichState().Name)
@@ -58,7 +67,7 @@ func startStandInNamed(t *testing.T, ns string, at netip.AddrPort, name string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true, GamePort: at.Port()}, issuer, nil)
+	h := a2s.NewHandler(a2s.Config{AppID: standInAppID, Protocol: standInProtocol, InfoChallenge: true, GamePort: at.Port()}, issuer, nil)
 	h.Update(store.Snapshot())
 	s := &standIn{}
 	if err := netnstest.Do(ns, func() (err error) {
@@ -112,6 +121,15 @@ func (s *standIn) from(list *[]netip.AddrPort, a netip.Addr) int {
 		}
 	}
 	return n
+}
+
+// rulesOf is an A2S_RULES answer as a map.
+func rulesOf(rules [][2]string) map[string]string {
+	m := make(map[string]string, len(rules))
+	for _, kv := range rules {
+		m[kv[0]] = kv[1]
+	}
+	return m
 }
 
 // divertStaleAfter is [feed] stale_after in the divert tests.
@@ -181,8 +199,11 @@ func TestDivertStandIn(t *testing.T) {
 	}
 	checkEq(t, "map", info.Map, want.Map)
 	checkEq(t, "players", len(players), len(want.Players))
-	if len(rules) < len(want.Rules) { // queryd adds its own (e.g. the game port)
-		t.Errorf("%d rules, want the stand-in's %d", len(rules), len(want.Rules))
+	if got := rulesOf(rules); !maps.Equal(got, want.Rules) { // the stand-in's own, and no others (issue 38)
+		t.Errorf("%d rules, want the stand-in's %d and no others", len(rules), len(want.Rules))
+	}
+	if info.AppID != standInAppID || info.Protocol != standInProtocol {
+		t.Errorf("A2S_INFO app id %d, protocol %d: want the stand-in's %d, %d", info.AppID, info.Protocol, standInAppID, standInProtocol)
 	}
 	t.Logf("through divert: %q on %s, %d players, %d rules", info.Name, info.Map, len(players), len(rules))
 

@@ -30,15 +30,26 @@ type Poller interface {
 type PollOptions struct {
 	// Timeout is how long each request of the poll may wait for its answer.
 	Timeout time.Duration
+	// OwnAddress says that queryd's address is the game's (relay mode):
+	// the mapping leaves out the address and ports the game server reports
+	// in its protocol object (GameSpy4's hostip, the Bedrock pong's IPv6
+	// port); the poller itself drops "game_port".
+	OwnAddress bool
 }
 
 // Polled is one poll's answer.
 type Polled struct {
-	// Doc is the answer as a state document (package state's fields;
-	// what the state has no place for is in "rules"), valid whatever the
-	// game server sent. Players are keyed by their place in the answer
-	// ("0", "1", …): the poller gives them stable ids.
+	// Doc is the answer as a state document, valid whatever the game
+	// server sent: the state's common fields; the server's own rules
+	// (A2S_RULES, cvars, extra keys) and nothing else as "rules"; what
+	// only its protocol shows in that protocol's object ("a2s", …, whose
+	// "other" keeps what no field can carry). Players are keyed by their
+	// place in the answer ("0", "1", …): the poller gives them stable ids,
+	// unless OwnIDs.
 	Doc map[string]any
+	// OwnIDs says that Doc's players are keyed by the game server's own
+	// stable ids (SAGL's), which the poller keeps.
+	OwnIDs bool
 	// Unanswered names the top-level fields of Doc whose request went
 	// unanswered this time ("players", "rules"): the poller keeps their
 	// last answers. Empty when the answer is whole.

@@ -40,9 +40,11 @@
 //	score ping "name" "\n"     one line per player
 //
 // The info string holds \challenge\X first when the request had one, then
-// sv_hostname, mapname, sv_maxclients, protocol, gamename, g_gametype,
-// g_needpass, version (when the state has one), the [quake3.info] extras
-// and the state's rules as cvars (in key order; a rule named like one of the
+// sv_hostname, mapname, sv_maxclients, protocol (not when the state's rules
+// have com_protocol and no protocol: ioquake3's statusResponse carries
+// com_protocol instead), gamename, g_gametype, g_needpass, version (when
+// the state has one), the [quake3.info] extras and the state's rules as
+// cvars (in key order; a rule named like one of the
 // keys before it, compared without case, is left out). Players come in the
 // order queryd first saw their ids.
 //
@@ -52,8 +54,9 @@
 //	mapname                     state map
 //	clients / g_humanplayers    every player / players without "bot": true
 //	sv_maxclients               state max_players, raised to the player count and to at least 1 (dpmaster ignores 0)
-//	protocol                    quake3.protocol (68; ioquake3 71, ET 84)
-//	gamename                    quake3.gamename, else the state's folder, else "queryd"; spaces become _ (dpmaster refuses them)
+//	protocol                    the rule protocol, else the rule com_protocol (ioquake3's), else quake3.protocol (68; ioquake3 71, ET 84)
+//	gamename                    quake3.gamename, else (infoResponse) the rule com_gamename (ioquake3 sends it there),
+//	                            else the state's folder, else "queryd"; spaces become _ (dpmaster refuses them)
 //	gametype, g_gametype        the rule g_gametype when the state has it, else quake3.gametype (0)
 //	g_needpass                  state password (1 or 0)
 //	version                     state version (statusResponse)
@@ -203,7 +206,23 @@
 //	folder        gamename
 //	game          com_gamename (also kept as a rule)
 //	password      g_needpass (not "" or "0")
-//	rules         every other key (the challenge is dropped)
+//	rules         every other key (the challenge is dropped): the server's
+//	              own cvars and nothing else
 //	players       each line's name, score and ping (0 to 65535); ping 0 is a bot; ping 999
 //	              (ioquake3: a client not active yet) or a negative one is unknown (state ping -1)
+//
+// So a front answers getstatus as the stock server does: the same cvars
+// and values (its protocol number and both its gamenames come from the
+// rules protocol, com_protocol and com_gamename, whatever quake3.protocol
+// says) and the same player lines. getinfo gets the stock server's keys
+// and values but for those its statusResponse does not carry (ioquake3's
+// voip and pure), which a poll never sees. What else may differ: the cvars'
+// order (the state keeps rules in key order), hostname for a server that
+// sends it instead of sv_hostname (the front says sv_hostname), a g_needpass
+// other than 0 or 1 (the front says 1), the keys queryd always sets
+// (sv_hostname, mapname, sv_maxclients, gamename, g_gametype, g_needpass)
+// for a server that lacks them, and a human with ping 0 (shown as a bot, as
+// clients count it anyway). cmd/queryd/upstream_faithful_test.go compares a
+// front with a real ioquake3 server (Debian's openarena-server) field by
+// field, and quake3/faithful_test.go with the captured replies.
 package quake3

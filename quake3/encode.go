@@ -61,20 +61,59 @@ func (c Config) GameNameOf(snap *state.Snapshot) string {
 	return DefaultGameName
 }
 
-func (c Config) protocol() string {
+// infoGameName is the infoResponse's gamename: quake3.gamename, else the
+// rule com_gamename (what ioquake3 sends there, e.g. "Quake3Arena" while
+// the statusResponse's gamename is the mod's "baseoa"), else as
+// GameNameOf.
+func (c Config) infoGameName(snap *state.Snapshot) string {
+	if c.GameName == "" {
+		if v, ok := rule(snap, "com_gamename"); ok && v != "" {
+			return cleanName(v)
+		}
+	}
+	return c.GameNameOf(snap)
+}
+
+// protocol is the protocol number: the rule protocol, else the rule
+// com_protocol (ioquake3's cvar, which its statusResponse carries instead
+// of protocol), else quake3.protocol.
+func (c Config) protocol(snap *state.Snapshot) string {
+	for _, k := range [...]string{"protocol", "com_protocol"} {
+		if v, ok := rule(snap, k); ok {
+			return v
+		}
+	}
 	if c.Protocol == 0 {
 		return strconv.Itoa(DefaultProtocol)
 	}
 	return strconv.Itoa(c.Protocol)
 }
 
+// statusProtocol reports whether the statusResponse carries "protocol":
+// not when the state has the rule com_protocol and no rule protocol, as
+// ioquake3's statusResponse carries com_protocol and no protocol.
+func statusProtocol(snap *state.Snapshot) bool {
+	_, p := rule(snap, "protocol")
+	_, com := rule(snap, "com_protocol")
+	return p || !com
+}
+
 func (c Config) gameType(snap *state.Snapshot) string {
-	for _, r := range snap.Rules {
-		if strings.EqualFold(r.Key, "g_gametype") {
-			return r.Value
-		}
+	if v, ok := rule(snap, "g_gametype"); ok {
+		return v
 	}
 	return strconv.Itoa(c.GameType)
+}
+
+// rule returns the value of the state's rule k (compared without case, as
+// Quake 3 does).
+func rule(snap *state.Snapshot, k string) (string, bool) {
+	for _, r := range snap.Rules {
+		if strings.EqualFold(r.Key, k) {
+			return r.Value, true
+		}
+	}
+	return "", false
 }
 
 // MaxClients is sv_maxclients: the state's max_players, raised to the number
@@ -140,7 +179,8 @@ func (s *infoString) add(key, value string) {
 // the handler appends \challenge\X when the request carries one. The keys
 // come in ioquake3's order: the configured extras, g_needpass, gametype,
 // sv_maxclients, g_humanplayers, clients, mapname, hostname, protocol,
-// gamename.
+// gamename (protocol and gamename as ioquake3 sends them: from the rules
+// com_protocol and com_gamename when the state has them).
 func EncodeInfo(cfg Config, snap *state.Snapshot) []byte {
 	s := newInfoString(append([]byte(nil), infoHeader...), MaxReply-challengeRoom)
 	s.addExtras(cfg.Extra)
@@ -151,15 +191,16 @@ func EncodeInfo(cfg Config, snap *state.Snapshot) []byte {
 	s.add("clients", strconv.Itoa(len(snap.Players)))
 	s.add("mapname", snap.Map)
 	s.add("hostname", snap.Name)
-	s.add("protocol", cfg.protocol())
-	s.add("gamename", cfg.GameNameOf(snap))
+	s.add("protocol", cfg.protocol(snap))
+	s.add("gamename", cfg.infoGameName(snap))
 	return s.b
 }
 
 // EncodeStatus encodes the statusResponse datagram for snap without a
 // challenge; the handler inserts \challenge\X right after the header when
 // the request carries one (where ioquake3 puts it). The info string holds
-// sv_hostname, mapname, sv_maxclients, protocol, gamename, g_gametype,
+// sv_hostname, mapname, sv_maxclients, protocol (unless the rules have
+// com_protocol and no protocol, as ioquake3's), gamename, g_gametype,
 // g_needpass, version (when the state has one), the configured extras, then
 // the state's rules (a rule named like an earlier key is left out), within
 // MaxStatusInfo bytes. Then one `score ping "name"` line per player, as many
@@ -170,7 +211,9 @@ func EncodeStatus(cfg Config, snap *state.Snapshot) []byte {
 	s.add("sv_hostname", snap.Name)
 	s.add("mapname", snap.Map)
 	s.add("sv_maxclients", strconv.Itoa(MaxClients(snap)))
-	s.add("protocol", cfg.protocol())
+	if statusProtocol(snap) {
+		s.add("protocol", cfg.protocol(snap))
+	}
 	s.add("gamename", cfg.GameNameOf(snap))
 	s.add("g_gametype", cfg.gameType(snap))
 	s.add("g_needpass", needPass(snap))

@@ -206,10 +206,22 @@
 // the JSON field by field to the state's fields of the same names (name,
 // version, protocol, description, gamemode, language, tags, links, values,
 // branding's colours and showName as show_name), players.max to
-// max_players and the players' list (name, score, ping; a null, absent or
-// negative ping is unknown) to players. What
+// max_players and the players' list (id, name, score, ping) to players (a null, absent or negative ping is unknown),
+// keyed by the server's own ids (SAGL's are stable; the poller keeps them
+// unless one repeats). The JSON has no rules, so the state gets none. What
 // the state refuses (a link that is not http(s), a colour that is not
-// #rrggbb, a nested value) is the rule sagl_<field>; the logo is not
-// fetched, its SHA-256 is the rule sagl_logo_sha256, and players.online is
-// the rule sagl_online when the list names fewer.
+// #rrggbb, a nested value) is kept as text in the "sagl" object's "other"
+// under its path (links.<name>, branding.<colour>, values.<name>,
+// protocol, max_players); so are the logo's SHA-256 and size (logo.sha256,
+// logo.size: the logo itself is not fetched) and players.online when the
+// list names another number (online). No protocol shows "other".
+//
+// So a front's JSON is the stock server's: the same members, values and
+// players with their ids. What may differ: branding.logo (the front's own
+// [sagl] logo or null: it does not fetch the server's), what the state
+// refuses (above), colours in upper case (the front's are lower case),
+// players.online when the list names fewer (the front counts its list),
+// the order of players new in one poll (by id), and what the front's own
+// [sagl] players and max_list choose. cmd/queryd/upstream_faithful_test.go
+// compares the JSON byte for byte.
 package sagl

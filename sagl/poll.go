@@ -14,11 +14,14 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-// Rules that carry the SAGL JSON's fields the state document has no place
-// for.
+// Names in the "sagl" object's "other" of the JSON's fields the state
+// document has no place for (and, for a value the state refuses, its
+// field's path: "links.<name>", "values.<name>", "branding.<colour>",
+// "protocol", "max_players").
 const (
-	RuleLogoSHA256 = "sagl_logo_sha256" // branding.logo's SHA-256 (the logo itself is not fetched)
-	RuleOnline     = "sagl_online"      // players.online, when the list names fewer
+	OtherLogoSHA256 = "logo.sha256" // branding.logo's SHA-256 (the logo itself is not fetched)
+	OtherLogoSize   = "logo.size"   // and its size in bytes
+	OtherOnline     = "online"      // players.online, when the list names another number
 )
 
 // Poll asks the game server at server (a SAGL server) for its info JSON
@@ -43,18 +46,26 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 	if err != nil {
 		return module.Polled{}, module.Step(0, "info", err)
 	}
-	return module.Polled{Doc: FromInfo(&r.Info)}, nil
+	out := module.Polled{Doc: FromInfo(&r.Info)}
+	if p := r.Info.Players; p == nil || idsUsable(p.List) {
+		out.OwnIDs = true
+	}
+	return out, nil
 }
 
 // FromInfo maps the SAGL JSON to a state document (the table in doc.go,
 // "Polling a stock server"): name, version, protocol, the players' list
-// (name, score, ping), players.max as max_players, description,
+// (id, name, score, ping), players.max as max_players, description,
 // gamemode, language, tags, links, values and the branding's colours and
 // show_name are the state's fields of the same names; a value the state
 // refuses (a link that is not http(s), a colour that is not #rrggbb) is
-// left out of its field and kept as a rule "sagl_<field>". The logo is not
-// fetched: its SHA-256 is a rule. Every value is fitted to the state's
-// limits, so the document is valid for any JSON this package parses.
+// left out of its field and kept as text in the "sagl" object's "other"
+// under its path. The logo is not fetched: its SHA-256 and size are kept
+// there too. The JSON has no rules, so the document has none. Players are
+// keyed by the server's own ids when those are valid state ids, each once;
+// else by place (the poller then gives them ids). Every value is fitted to
+// the state's limits, so the document is valid for any JSON this package
+// parses.
 func FromInfo(in *Info) map[string]any {
 	doc := map[string]any{
 		"name":        module.DocText(in.Name, state.MaxNameLen),
@@ -62,11 +73,12 @@ func FromInfo(in *Info) map[string]any {
 		"description": module.DocText(in.Description, state.MaxDescription),
 		"gamemode":    module.DocText(in.Gamemode, state.MaxShortLen),
 		"language":    module.DocText(in.Language, state.MaxLanguageLen),
+		"rules":       map[string]any{},
 	}
-	r := module.DocRules{}
+	r := module.DocRules{} // the "sagl" object's "other"
 	keep := func(field string, v any, text string) {
 		if !module.DocSet(doc, field, v) {
-			r.Add("sagl_"+field, text)
+			r.Add(field, text)
 		}
 	}
 	keep("protocol", module.DocNum(int64(in.Protocol)), strconv.Itoa(in.Protocol))
@@ -75,7 +87,7 @@ func FromInfo(in *Info) map[string]any {
 		keep("max_players", module.DocNum(int64(p.Max)), strconv.Itoa(p.Max))
 		doc["players"] = pollPlayers(p.List)
 		if p.Online != len(p.List) {
-			r.Add(RuleOnline, strconv.Itoa(p.Online))
+			r.Add(OtherOnline, strconv.Itoa(p.Online))
 		}
 	}
 	if len(in.Tags) > 0 {
@@ -90,7 +102,7 @@ func FromInfo(in *Info) map[string]any {
 		if len(links) < state.MaxLinks && module.DocSet(map[string]any{}, "links", map[string]any{k: in.Links[k]}) {
 			links[k] = in.Links[k]
 		} else {
-			r.Add("sagl_links."+k, in.Links[k])
+			r.Add("links."+k, in.Links[k])
 		}
 	}
 	if len(links) > 0 {
@@ -100,27 +112,53 @@ func FromInfo(in *Info) map[string]any {
 		doc["values"] = vals
 	}
 	pollBranding(in.Branding, doc, r)
-	doc["rules"] = map[string]any(r)
+	if len(r) > 0 {
+		doc["sagl"] = map[string]any{"other": map[string]any(r)}
+	}
 	return doc
 }
 
-// pollPlayers maps the players' list, keyed by place (the JSON's ids are
-// the server's own; the poller gives its own stable ids).
+// pollPlayers maps the players' list, keyed by the server's own ids when
+// idsUsable (SAGL's ids are stable: the poller keeps them), else by place
+// (the poller re-keys them).
 func pollPlayers(list []PlayerInfo) map[string]any {
 	n := min(len(list), state.MaxPlayers)
+	byID := idsUsable(list)
 	out := make(map[string]any, n)
 	for i, p := range list[:n] {
-		ping := int64(state.PingUnknown) // null, absent or negative
-		if p.Ping != nil && *p.Ping >= 0 {
-			ping = module.DocClamp(int64(*p.Ping), 0, 65535)
+		k := strconv.Itoa(i)
+		if byID {
+			k = strconv.FormatUint(uint64(p.ID), 10)
 		}
-		out[strconv.Itoa(i)] = map[string]any{
-			"name":  module.DocText(p.Name, state.MaxPlayerName),
-			"score": module.DocNum(int64(p.Score)),
-			"ping":  module.DocNum(ping),
-		}
+		out[k] = player(p)
 	}
 	return out
+}
+
+// idsUsable reports whether the list's ids can key the state's players:
+// each id once among the players the state keeps.
+func idsUsable(list []PlayerInfo) bool {
+	list = list[:min(len(list), state.MaxPlayers)]
+	seen := make(map[uint32]bool, len(list))
+	for _, p := range list {
+		if seen[p.ID] {
+			return false
+		}
+		seen[p.ID] = true
+	}
+	return true
+}
+
+func player(p PlayerInfo) map[string]any {
+	ping := int64(state.PingUnknown) // null, absent or negative
+	if p.Ping != nil && *p.Ping >= 0 {
+		ping = module.DocClamp(int64(*p.Ping), 0, 65535)
+	}
+	return map[string]any{
+		"name":  module.DocText(p.Name, state.MaxPlayerName),
+		"score": module.DocNum(int64(p.Score)),
+		"ping":  module.DocNum(ping),
+	}
 }
 
 // pollValues keeps the values the state takes (strings cut, finite
@@ -144,7 +182,7 @@ func pollValues(in map[string]any, r module.DocRules) map[string]any {
 			continue
 		}
 		b, _ := json.Marshal(in[k])
-		r.Add("sagl_values."+k, string(b))
+		r.Add("values."+k, string(b))
 	}
 	return out
 }
@@ -160,12 +198,13 @@ func pollBranding(b InfoBranding, doc map[string]any, r module.DocRules) {
 		if module.DocSet(map[string]any{}, "branding", map[string]any{k: *c}) {
 			br[k] = *c
 		} else {
-			r.Add("sagl_branding."+k, *c)
+			r.Add("branding."+k, *c)
 		}
 	}
 	doc["branding"] = br
 	if b.Logo != nil {
-		r.Add(RuleLogoSHA256, b.Logo.SHA256)
+		r.Add(OtherLogoSHA256, b.Logo.SHA256)
+		r.Add(OtherLogoSize, strconv.FormatInt(int64(b.Logo.Size), 10))
 	}
 }
 

@@ -2,6 +2,7 @@ package sagl
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/queryd/queryd/internal/polltest"
@@ -16,8 +17,9 @@ const richJSON = `{"query":1,"name":"Example RP","version":"0.2.0","protocol":10
 "links":{"website":"https://example.com","bad":"javascript:alert(1)"},
 "values":{"copsOnDuty":3,"map":"Los Santos","open":true,"none":null,"nested":{"a":1}}}`
 
-// Every field of the JSON goes to its state field; what the state refuses
-// is a rule, nothing is lost.
+// Every field of the JSON goes to its state field, players keyed by their
+// own ids; what the state refuses is kept as text in the "sagl" object's
+// "other", nothing is lost, and nothing is a rule (the JSON has none).
 func TestFromInfo(t *testing.T) {
 	var in Info
 	if err := json.Unmarshal([]byte(richJSON), &in); err != nil {
@@ -31,10 +33,32 @@ func TestFromInfo(t *testing.T) {
 		s.Branding.Primary != "#ff8800" || s.Branding.Secondary != "" || !s.Branding.ShowName || len(s.Values) != 4 {
 		t.Errorf("%+v", s)
 	}
-	for k, v := range map[string]string{RuleOnline: "3", RuleLogoSHA256: "ab12", "sagl_links.bad": "javascript:alert(1)",
-		"sagl_branding.secondary": "orange", "sagl_values.nested": `{"a":1}`} {
-		if r[k] != v {
-			t.Errorf("rule %s = %q, want %q (rules %v)", k, r[k], v, r)
-		}
+	if len(r) != 0 {
+		t.Errorf("rules %v, want none", r)
+	}
+	if s.Players[0].ID != 7 || s.Players[1].ID != 9 {
+		t.Errorf("player ids %d, %d, want the server's 7, 9", s.Players[0].ID, s.Players[1].ID)
+	}
+	other := map[string]string{}
+	for _, kv := range s.SAGL.Other {
+		other[kv.Key] = kv.Value
+	}
+	want := map[string]string{OtherOnline: "3", OtherLogoSHA256: "ab12", OtherLogoSize: "3", "links.bad": "javascript:alert(1)",
+		"branding.secondary": "orange", "values.nested": `{"a":1}`}
+	if !maps.Equal(other, want) {
+		t.Errorf("sagl.other %v, want %v", other, want)
+	}
+}
+
+// Ids the state cannot key players by (one taken twice) leave the players
+// keyed by place, for the poller to give them ids.
+func TestFromInfoRepeatedIDs(t *testing.T) {
+	list := []PlayerInfo{{ID: 4, Name: "a"}, {ID: 4, Name: "b"}, {ID: 1, Name: "c"}}
+	if idsUsable(list) {
+		t.Fatal("a repeated id is usable")
+	}
+	players := FromInfo(&Info{Players: &Players{Online: 3, List: list}})["players"].(map[string]any)
+	if len(players) != 3 || players["0"] == nil || players["2"] == nil {
+		t.Errorf("players %v, want keyed by place", players)
 	}
 }

@@ -183,9 +183,20 @@
 //	game_port     ServerInfo port (when not 0)
 //	max_players   ServerInfo max players
 //	rules         ServerRules (u8 0 and 1 as "false" and "true", other numbers
-//	              in decimal); sqp_teams, TeamInfo's team count, and
-//	              sqp_team.<i>.<field>, each team's fields
-//	players       PlayerInfo's name, score (u32 read as int32) and ping; other
-//	              player fields have no place; without PlayerInfo, as many
-//	              unnamed players as ServerInfo counts
+//	              in decimal), and nothing else
+//	players       PlayerInfo's name, score (u32 read as int32) and ping;
+//	              without PlayerInfo, as many unnamed players as ServerInfo counts
+//	sqp           "other" keeps, as text, what the state has no place for:
+//	              teams (TeamInfo's count), team.<i>.<field> (each team's
+//	              fields), player.<i>.<field> (PlayerInfo's other fields)
+//
+// So a front answers ServerInfo, ServerRules and PlayerInfo as the stock
+// server does: the same values, players and rules. What may differ: the
+// challenge token (the front's own), the rules' order (key order) and a
+// rule's number type (the state keeps text: the front picks the type by
+// the value, so a u32 5 comes back as a u16 5, a u8 7 as a u16), a
+// ServerInfo port of 0 (the front sends [sqp] game_port or its own),
+// PlayerInfo's fields other than name, score and ping, and TeamInfo (the
+// state has no teams: the front sends none; both kept in sqp.other).
+// cmd/queryd/upstream_faithful_test.go compares them field by field.
 package sqp

@@ -42,9 +42,11 @@ func (Module) Poll(ctx context.Context, server netip.AddrPort, opts module.PollO
 // ServerRules as rules (u8 0 and 1 as "false" and "true", as queryd sends
 // booleans; other numbers in decimal); PlayerInfo's name, score (u32 read
 // as int32) and ping per player (other player fields have no place and
-// are left out). Without PlayerInfo, ServerInfo's current players become
-// as many unnamed players. TeamInfo has no place: its team count is the
-// rule sqp_teams and each team's fields the rules sqp_team.<i>.<field>. Every value is fitted to the
+// are kept as text in the "sqp" object's "other", player.<i>.<field>).
+// Without PlayerInfo, ServerInfo's current players become as many unnamed
+// players. TeamInfo has no place in the state: its team count is
+// sqp.other.teams and each team's fields sqp.other.team.<i>.<field>; the
+// rules are ServerRules and nothing else. Every value is fitted to the
 // state's limits, so the document is valid for any reply this package
 // parses.
 func FromResponse(r *Response) map[string]any {
@@ -59,23 +61,38 @@ func FromResponse(r *Response) map[string]any {
 	if in.Port != 0 {
 		doc["game_port"] = module.DocNum(int64(in.Port))
 	}
-	rules := module.DocRules{}
+	rules, other := module.DocRules{}, module.DocRules{}
 	for _, kv := range r.Rules {
 		rules.Add(kv.Key, ruleText(kv.Value))
 	}
 	if r.Teams != nil && len(r.Teams.Rows) > 0 {
-		rules.Add("sqp_teams", strconv.Itoa(len(r.Teams.Rows)))
-		for i, row := range r.Teams.Rows {
-			for j, f := range r.Teams.Fields {
-				if j < len(row) {
-					rules.Add("sqp_team."+strconv.Itoa(i)+"."+f.Name, ruleText(row[j]))
-				}
-			}
-		}
+		other.Add("teams", strconv.Itoa(len(r.Teams.Rows)))
+		addRows(other, "team.", r.Teams, nil)
+	}
+	if r.Players != nil {
+		addRows(other, "player.", r.Players, statePlayerFields)
 	}
 	doc["rules"] = map[string]any(rules)
 	doc["players"] = pollPlayers(r.Players, int(in.CurrentPlayers))
+	if len(other) > 0 {
+		doc["sqp"] = map[string]any{"other": map[string]any(other)}
+	}
 	return doc
+}
+
+// statePlayerFields are the PlayerInfo fields the state's players take.
+var statePlayerFields = map[string]bool{"name": true, "score": true, "ping": true}
+
+// addRows keeps a table's fields (but those in skip) as text in other:
+// <prefix><row>.<field>.
+func addRows(other module.DocRules, prefix string, t *Table, skip map[string]bool) {
+	for i, row := range t.Rows {
+		for j, f := range t.Fields {
+			if j < len(row) && !skip[f.Name] {
+				other.Add(prefix+strconv.Itoa(i)+"."+f.Name, ruleText(row[j]))
+			}
+		}
+	}
 }
 
 // ruleText is a rule value as the state's text.

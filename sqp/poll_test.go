@@ -1,6 +1,7 @@
 package sqp
 
 import (
+	"maps"
 	"testing"
 
 	"github.com/queryd/queryd/internal/polltest"
@@ -62,10 +63,22 @@ func TestFromResponseRoundTrip(t *testing.T) {
 		s.Players[0].Name != "Łukasz" || s.Players[0].Score != -1 || s.Players[0].Ping != 65535 {
 		t.Errorf("%+v %v", s, rules)
 	}
-	// TeamInfo's teams are rules.
+	if s.SQP != nil {
+		t.Errorf("sqp object %+v, want none: nothing without a place", s.SQP)
+	}
+	// TeamInfo's teams and the players' other fields are kept in the "sqp"
+	// object's "other", never as rules.
 	r.Teams = &Table{Fields: []Field{{"name", String}, {"score", Uint16}}, Rows: [][]Value{{{Type: String, Str: "red"}, {Type: Uint16, Uint: 4}}}}
-	if rules := polltest.Rules(polltest.Valid(t, FromResponse(r))); rules["sqp_teams"] != "1" || rules["sqp_team.0.name"] != "red" || rules["sqp_team.0.score"] != "4" {
-		t.Errorf("team rules %v", rules)
+	r.Players.Fields = append(r.Players.Fields, Field{"team", Uint8})
+	r.Players.Rows[0] = append(r.Players.Rows[0], Value{Type: Uint8, Uint: 2})
+	s = polltest.Valid(t, FromResponse(r))
+	other := map[string]string{}
+	for _, kv := range s.SQP.Other {
+		other[kv.Key] = kv.Value
+	}
+	want := map[string]string{"teams": "1", "team.0.name": "red", "team.0.score": "4", "player.0.team": "2"}
+	if rules := polltest.Rules(s); len(rules) != 3 || !maps.Equal(other, want) {
+		t.Errorf("rules %v; sqp.other %v, want %v", rules, other, want)
 	}
 	// Without PlayerInfo, ServerInfo's count gives unnamed players.
 	r.Players = nil

@@ -66,10 +66,35 @@
 //	                 most 32 characters, URLs 512
 //	branding         {"primary": "#rrggbb" or null, "secondary": ditto,       SAGL
 //	                  "show_name": bool, "logo": "name.png"}
+//	a2s              {"app_id": 0-65535, "protocol": 0-255, "game_id":       A2S_INFO (over [a2s]'s)
+//	                  SteamID-like 64-bit id, "0": none, "other": …}
+//	gamespy4         {"gametype", "game_id", "plugins", "hostip": strings   GameSpy4 (over [gamespy4]'s)
+//	                  of at most 256, "other": …}
+//	bedrock          {"edition": 1-16 characters, "protocol": 0-9999999,    Bedrock pong (over [bedrock]'s)
+//	                  "server_id": 64-bit GUID, "game_mode_number": 0-255,
+//	                  "ipv6_port": 0-65535, "other": …}
+//	sqp, sagl        {"other": …}                                             —
 //
 // branding.logo is a file path of at most 4,096 characters; from the feed it
 // is relative to sagl.logo_dir (package sagl has the rules). Colours are
 // kept in lower case.
+//
+// # Protocol objects
+//
+// "a2s", "gamespy4", "bedrock", "sqp" and "sagl" hold what only that
+// protocol's replies carry and the common fields have no place for; their
+// keys mirror the protocol's config section, which they override for this
+// state (a member left out or null: the config's), and they are never
+// rules. A feeder may set them (a game's own Steam app id: {"a2s":
+// {"app_id": 440}}); with [upstream] the polled protocol's object holds
+// the stock server's own values, so a front answers in the stock server's
+// protocol what the stock server says (package upstream). Each object's
+// "other" (text by name, with the rules' limits) keeps what a polled answer
+// said that no field can carry; no protocol shows it. A2S's game_id and
+// Bedrock's server_id are unsigned 64-bit integers, as numbers or strings
+// of digits (as steam_id). Like every top-level field, an object is
+// replaced whole by the layer above it: a feed patch of {"a2s":
+// {"app_id": 440}} makes the whole "a2s" object the feed's.
 //
 // # Validation
 //

@@ -84,6 +84,8 @@ type Snapshot struct {
 	Links       []Link // sorted by name
 	Branding    Branding
 
+	Native // the protocol objects ("a2s", "bedrock", …): native.go
+
 	doc map[string]any // the effective document, for Document
 }
 

@@ -72,17 +72,43 @@
 // field's limit (package state; module.DocText); at most 4,096 players and
 // 1,024 rules are kept; a rule whose key is empty or longer than 128
 // characters is left out, and of a repeated key the first is kept
-// (module.DocRules). A field the state has no place for is a rule, so
-// nothing the server says is lost. When part of a poll goes unanswered
+// (module.DocRules). Nothing the server says is lost, and nothing is
+// added: the rules are the server's own (A2S_RULES, Quake 3 cvars,
+// GameSpy4's extra keys, SQP's ServerRules) and nothing else; what only
+// its protocol carries and no common field takes (A2S_INFO's app id,
+// protocol byte and game id; GameSpy4's gametype, game_id, plugins and
+// hostip; the Bedrock pong's edition, protocol, server id, game mode
+// number and IPv6 port) is that protocol's object in the state ("a2s",
+// "gamespy4", "bedrock", package state), which that protocol's replies
+// show over its config section's values; and what no field can carry (a
+// value out of range, SQP's teams, SAGL's logo hash) is kept as text in
+// the object's "other", which no protocol shows.
+//
+// # Faithful in the server's own protocol
+//
+// So a front answers in the stock server's own protocol what the stock
+// server says: the same fields and values, players and rules, and no
+// others. Each module's doc.go ("Polling a stock server") names what may
+// still differ and why (a challenge token is the front's own; the rules
+// come in key order; what the state cannot carry), and
+// cmd/queryd/upstream_faithful_test.go proves it field by field for every
+// protocol against a real or stand-in stock server (Debian's
+// openarena-server for Quake 3). In the other protocols the front shows
+// the common fields and the rules.
+//
+// When part of a poll goes unanswered
 // (A2S_PLAYER or A2S_RULES: many servers turn RULES off) the module names
 // the fields it could not fill; their last answers stand in and the poll
 // counts as partial.
 //
 // In relay mode the game port the game server reports (game_port) is left
-// out: queryd's port is the game's.
+// out, and so are the address and ports its protocol object carries
+// (GameSpy4's hostip, Bedrock's IPv6 port; module.PollOptions.OwnAddress):
+// queryd's are the game's.
 //
 // Player ids: no protocol but SAGL has a stable one (A2S_PLAYER's index is
-// 0 for everyone on most Source games). A player is known by its name and
+// 0 for everyone on most Source games); SAGL's players keep theirs
+// (module.Polled.OwnIDs). Elsewhere a player is known by its name and
 // how many players of the same name come before it in the answer; it keeps
 // its id while the answers list it, and a player new to an answer gets
 // the next number, so players keep their order and the state's first-seen

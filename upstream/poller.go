@@ -36,7 +36,9 @@ type Config struct {
 	// server has not answered for this long, or not yet at all; 0: never.
 	StaleAfter time.Duration
 	// OwnGamePort leaves out the game port the game server reports (A2S
-	// EDF): in relay mode queryd's own port is the game port.
+	// EDF), and the address and ports its protocol object carries
+	// (module.PollOptions.OwnAddress): in relay mode queryd's own port is
+	// the game port.
 	OwnGamePort bool
 	// Publish makes a mapped answer the state's upstream layer
 	// (state.Store.SetUpstream); an error leaves the state as it was.
@@ -120,7 +122,7 @@ func (p *Poller) Serve(ctx context.Context) error {
 // poll asks once and publishes a good answer; a failed poll keeps the state.
 func (p *Poller) poll(ctx context.Context) {
 	start := time.Now()
-	ans, err := p.cfg.Protocol.Poll(ctx, p.cfg.Address, module.PollOptions{Timeout: p.cfg.Timeout})
+	ans, err := p.cfg.Protocol.Poll(ctx, p.cfg.Address, module.PollOptions{Timeout: p.cfg.Timeout, OwnAddress: p.cfg.OwnGamePort})
 	if ctx.Err() != nil {
 		return
 	}
@@ -149,7 +151,7 @@ func (p *Poller) poll(ctx context.Context) {
 			delete(doc, f)
 		}
 	}
-	if !slices.Contains(ans.Unanswered, "players") {
+	if !ans.OwnIDs && !slices.Contains(ans.Unanswered, "players") {
 		p.ids.rekey(doc)
 	}
 	if !reflect.DeepEqual(doc, p.last) {

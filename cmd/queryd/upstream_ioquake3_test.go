@@ -22,32 +22,7 @@ import (
 // in A2S. Skipped where openarena-server is not installed (CI does not
 // install it: its data is hundreds of MB).
 func TestLiveIoquake3(t *testing.T) {
-	bin, err := exec.LookPath("openarena-server")
-	if err != nil {
-		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
-			t.Skip("openarena-server is not installed (apt-get install openarena-server): the live ioquake3 test is skipped")
-		}
-	}
-	port := freeUDPPort(t)
-	home := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
-		"+set", "dedicated", "1", "+set", "net_enabled", "1", "+set", "net_ip", "127.0.0.1", "+set", "net_port", fmt.Sprint(port),
-		"+set", "sv_hostname", "^1queryd ^7live", "+set", "sv_maxclients", "12", "+set", "bot_minplayers", "2",
-		"+set", "com_homepath", home, "+map", "oa_dm1")
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	cmd.WaitDelay = 2 * time.Second
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr, out := startIoquake3(t)
 	direct := waitStatus(t, addr, 60*time.Second, func(st *quake3.Status) bool { return len(st.Players) == 2 }, out)
 
 	front := daemontest.Start(t, mods, fmt.Sprintf("[upstream]\nprotocol = \"quake3\"\naddress = %q\ninterval = \"500ms\"\n[quake3]\nprotocol = 71\n", addr))
@@ -76,6 +51,44 @@ func TestLiveIoquake3(t *testing.T) {
 	}
 	t.Logf("ioquake3 %s: %q on %s, %d players; the front's A2S: %q, %d/%d players (%d bots)",
 		addr, direct.Info.Get("sv_hostname"), direct.Info.Get("mapname"), len(direct.Players), info.Name, info.Players, info.MaxPlayers, info.Bots)
+}
+
+// startIoquake3 starts Debian's openarena-server (ioquake3) on a free
+// port of 127.0.0.1 with 2 bots, 12 slots and the hostname "^1queryd
+// ^7live" on oa_dm1, for up to 2 minutes, and returns its address and
+// output. The test is skipped where openarena-server is not installed (CI
+// does not install it: its data is hundreds of MB) and under -short.
+func startIoquake3(t *testing.T) (string, *lockedBuffer) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a real ioquake3 server: -short")
+	}
+	bin, err := exec.LookPath("openarena-server")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
+			t.Skip("openarena-server is not installed (apt-get install openarena-server): the live ioquake3 test is skipped")
+		}
+	}
+	port := freeUDPPort(t)
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin,
+		"+set", "dedicated", "1", "+set", "net_enabled", "1", "+set", "net_ip", "127.0.0.1", "+set", "net_port", fmt.Sprint(port),
+		"+set", "sv_hostname", "^1queryd ^7live", "+set", "sv_maxclients", "12", "+set", "bot_minplayers", "2",
+		"+set", "com_homepath", home, "+map", "oa_dm1")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.WaitDelay = 2 * time.Second
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return fmt.Sprintf("127.0.0.1:%d", port), out
 }
 
 // waitStatus asks addr getstatus until ok says yes, for up to limit.
