@@ -585,12 +585,13 @@ func (e *lifeEnv) beside(t *testing.T, d *Daemon, server, addr string, w lifeWan
 		e.check(t, d)
 		lifeReadOnly(t, d.Socket)
 		done := time.Now()
-		for time.Since(done) < lifeStaleAfter/2 {
-			e.checkSteady(t, d, server, addr, w, seen)
+		steady := true
+		for steady && time.Since(done) < lifeStaleAfter/2 {
+			steady = e.checkSteady(t, d, server, addr, w, seen, "at once")
 			time.Sleep(100 * time.Millisecond)
 		}
 		time.Sleep(time.Until(done.Add(lifeStaleAfter + 750*time.Millisecond)))
-		e.checkSteady(t, d, server, addr, w, seen)
+		e.checkSteady(t, d, server, addr, w, seen, "past stale_after")
 		after := e.observe(t, d, server, addr, w)
 		if after != seen {
 			t.Errorf("state_since %s before check, get and peer; %s after", seen.since, after.since)
@@ -598,18 +599,22 @@ func (e *lifeEnv) beside(t *testing.T, d *Daemon, server, addr string, w lifeWan
 	})
 }
 
-// checkSteady checks that /healthz/NAME still says w since seen, and that
-// a raw A2S_INFO is still answered with w's name (or not answered).
-func (e *lifeEnv) checkSteady(t *testing.T, d *Daemon, server, addr string, w lifeWant, seen lifeSeen) {
+// checkSteady reports whether /healthz/NAME still says w since seen and
+// a raw A2S_INFO is still answered with w's name (or not answered); when
+// (in the errors) says at which point of row 6.
+func (e *lifeEnv) checkSteady(t *testing.T, d *Daemon, server, addr string, w lifeWant, seen lifeSeen, when string) bool {
 	t.Helper()
+	ok := true
 	_, h := getJSON(t, d, "/healthz/"+server)
 	if reason, _ := h["reason"].(string); h["state"] != w.state || reason != w.reason || h["state_since"] != seen.since {
-		t.Fatalf("/healthz/%s: %v, want still %s since %s", server, h, w, seen.since)
+		t.Errorf("%s: /healthz/%s: %v, want still %s since %s", when, server, h, w, seen.since)
+		ok = false
 	}
-	name, answered := e.probe(t, addr)
-	if answered != (w.state != "silent") || name != w.name {
-		t.Fatalf("A2S_INFO answered %v with %q, want still %s", answered, name, w)
+	if name, answered := e.probe(t, addr); answered != (w.state != "silent") || name != w.name {
+		t.Errorf("%s: A2S_INFO answered %v with %q, want still %s", when, answered, name, w)
+		ok = false
 	}
+	return ok
 }
 
 // check runs the real `queryd check -config FILE` beside the running
