@@ -240,10 +240,14 @@ func lifeHostDown(t *testing.T, e *lifeEnv) {
 		if code != 503 || h["state"] != "down" || h["ok"] != false || !strings.Contains(fmt.Sprint(h["error"]), wantErr) {
 			t.Errorf("/healthz/%s: %d %v, want 503, state down and an error naming %q", name, code, h, wantErr)
 		}
+		if h["reason"] != "down" { // docs/metrics.md: the metric says why (refused, start), /healthz's error
+			t.Errorf("/healthz/%s: reason %v, want \"down\"", name, h["reason"])
+		}
 		code, doc := getJSON(t, d, "/status.json?server="+name)
 		st, _ := doc["state"].(map[string]any)
-		if code != 200 || st["state"] != "down" || st["fed"] != false || !strings.Contains(fmt.Sprint(st["error"]), wantErr) {
-			t.Errorf("/status.json?server=%s: %d state %v, want state down, fed false and an error naming %q", name, code, st, wantErr)
+		if since, there := st["since"]; code != 200 || st["state"] != "down" || st["fed"] != false || !there || since != nil ||
+			!strings.Contains(fmt.Sprint(st["error"]), wantErr) {
+			t.Errorf("/status.json?server=%s: %d state %v, want state down, since null, fed false and an error naming %q", name, code, st, wantErr)
 		}
 		checkServerState(t, d, name, "down", why)
 	}
@@ -537,7 +541,7 @@ func (e *lifeEnv) waitState(t *testing.T, d *Daemon, server, addr string, w life
 		time.Sleep(50 * time.Millisecond)
 	}
 	for {
-		name, answered := e.probe(t, addr)
+		name, answered := e.probe(t, addr, 500*time.Millisecond)
 		if (w.state == "silent") != answered && (!answered || name == w.name) {
 			return
 		}
@@ -548,9 +552,10 @@ func (e *lifeEnv) waitState(t *testing.T, d *Daemon, server, addr string, w life
 	}
 }
 
-// probe asks addr A2S_INFO once from the client side (300 ms) and returns
-// the name it read and whether it was answered.
-func (e *lifeEnv) probe(t *testing.T, addr string) (string, bool) {
+// probe asks addr A2S_INFO once from the client side (its challenge
+// answered, all within limit) and returns the name it read and whether it
+// was answered.
+func (e *lifeEnv) probe(t *testing.T, addr string, limit time.Duration) (string, bool) {
 	var name string
 	err := e.inClient(func() error {
 		c, err := a2s.Dial(addr)
@@ -558,7 +563,7 @@ func (e *lifeEnv) probe(t *testing.T, addr string) (string, bool) {
 			return err
 		}
 		defer c.Close()
-		c.Timeout = 300 * time.Millisecond
+		c.Timeout = limit
 		info, err := c.Info()
 		if err != nil {
 			return errNoAnswer
@@ -610,7 +615,13 @@ func (e *lifeEnv) checkSteady(t *testing.T, d *Daemon, server, addr string, w li
 		t.Errorf("%s: /healthz/%s: %v, want still %s since %s", when, server, h, w, seen.since)
 		ok = false
 	}
-	if name, answered := e.probe(t, addr); answered != (w.state != "silent") || name != w.name {
+	// Nothing answers a silent server in 500 ms; an answering one may
+	// take its time on a busy machine.
+	limit := 2 * time.Second
+	if w.state == "silent" {
+		limit = 500 * time.Millisecond
+	}
+	if name, answered := e.probe(t, addr, limit); answered != (w.state != "silent") || name != w.name {
 		t.Errorf("%s: A2S_INFO answered %v with %q, want still %s", when, answered, name, w)
 		ok = false
 	}
