@@ -98,7 +98,12 @@ func lifeFeedRows(t *testing.T, e *lifeEnv) {
 		e.beside(t, d, "main", d.UDPAddr, notFed, seen)
 	})
 
-	var feeder *lifeFeeder
+	var feeder *lifeFeeder // row 2's, pinging until row 3 stops it
+	defer func() {
+		if feeder != nil {
+			feeder.stop(nil)
+		}
+	}()
 	lifeRow(t, "2_fed", func(t *testing.T) {
 		feeder = startLifeFeeder(t, d.Socket, map[string]any{"name": lifeFedName, "map": lifeFedMap, "max_players": 8})
 		e.waitState(t, d, "main", d.UDPAddr, fed)
@@ -674,7 +679,7 @@ func lifeReadOnly(t *testing.T, socket string) {
 }
 
 // lifeFeeder is a game server's feeder: it replaces the state, then pings
-// every 400 ms until stopped.
+// every 400 ms until stopped (it outlives the subtest that starts it).
 type lifeFeeder struct {
 	c    *feed.Client
 	quit chan struct{}
@@ -708,7 +713,6 @@ func startLifeFeeder(t *testing.T, socket string, doc map[string]any) *lifeFeede
 			}
 		}
 	}()
-	t.Cleanup(func() { f.stop(nil) })
 	return f
 }
 
