@@ -50,7 +50,8 @@ func startStandIn(t *testing.T, ns string, at netip.AddrPort) *standIn {
 	return startStandInNamed(t, ns, at, RichState().Name)
 }
 
-// startStandInNamed is startStandIn with the server name name.
+// startStandInNamed is startStandIn with the server name name; ns "" is
+// the test's own network namespace.
 func startStandInNamed(t *testing.T, ns string, at netip.AddrPort, name string) *standIn {
 	t.Helper()
 	st := RichState()
@@ -70,10 +71,16 @@ func startStandInNamed(t *testing.T, ns string, at netip.AddrPort, name string) 
 	h := a2s.NewHandler(a2s.Config{AppID: standInAppID, Protocol: standInProtocol, InfoChallenge: true, GamePort: at.Port()}, issuer, nil)
 	h.Update(store.Snapshot())
 	s := &standIn{}
-	if err := netnstest.Do(ns, func() (err error) {
+	listen := func() (err error) {
 		s.c, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(at))
 		return err
-	}); err != nil {
+	}
+	if ns == "" { // this namespace: on loopback, say
+		err = listen()
+	} else {
+		err = netnstest.Do(ns, listen)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.c.Close() })
