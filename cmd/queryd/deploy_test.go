@@ -260,10 +260,32 @@ http = "127.0.0.1:0"
 		}
 		// Label vectors appear once used: wait for the first heartbeat.
 		if slices.Contains(names, "queryd_quake3_heartbeats_total") || time.Now().After(deadline) {
-			return names
+			return append(names, agonesMetricNames(t)...)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// agonesMetricNames are the queryd_agones_ metrics of a daemon with
+// [agones] on ([upstream], which allMetricNames's daemon has, refuses it);
+// they are registered at start, whether the SDK server answers or not.
+func agonesMetricNames(t *testing.T) []string {
+	t.Helper()
+	d := startTestDaemon(t, writeConfig(t, testDir(t), "[agones]\nsdk = \"127.0.0.1:1\"\n"))
+	mfs, err := d.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "queryd_agones_") {
+			names = append(names, mf.GetName())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("a daemon with [agones] exports no queryd_agones_ metric")
+	}
+	return names
 }
 
 // q3Server is a loopback game server answering getstatus (with the
