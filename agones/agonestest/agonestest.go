@@ -98,6 +98,15 @@ status:
 
 // Server is Agones' SDK server in local mode on loopback ports.
 type Server struct {
+	// Wrap, when set before Run, is a command prefix the SDK server runs
+	// under ("ip", "netns", "exec", NS: in that network namespace, whose
+	// loopback it then listens on).
+	Wrap []string
+	// Client, when set before Run, is the HTTP client Run and Call reach
+	// the SDK server with (one connecting from inside Wrap's namespace);
+	// nil: http.DefaultClient.
+	Client *http.Client
+
 	t                  testing.TB
 	bin, file          string
 	HTTP, GRPC, Health int
@@ -145,8 +154,9 @@ func (s *Server) Write(gameServer string) {
 func (s *Server) Run() {
 	s.t.Helper()
 	log := &syncBuffer{}
-	cmd := exec.Command(s.bin, "--local", "-f", s.file,
+	args := append(append([]string(nil), s.Wrap...), s.bin, "--local", "-f", s.file,
 		"--http-port", strconv.Itoa(s.HTTP), "--grpc-port", strconv.Itoa(s.GRPC), "--health-port", strconv.Itoa(s.Health))
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
@@ -158,7 +168,7 @@ func (s *Server) Run() {
 	s.mu.Unlock()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + s.Addr() + "/gameserver"); err == nil {
+		if resp, err := s.client().Get("http://" + s.Addr() + "/gameserver"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
@@ -208,7 +218,7 @@ func (s *Server) Call(method, path, body string) {
 		s.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client().Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -217,6 +227,14 @@ func (s *Server) Call(method, path, body string) {
 	if resp.StatusCode != http.StatusOK {
 		s.t.Fatalf("%s %s %s: %s %s", method, path, body, resp.Status, b)
 	}
+}
+
+// client is Client, or http.DefaultClient.
+func (s *Server) client() *http.Client {
+	if s.Client != nil {
+		return s.Client
+	}
+	return http.DefaultClient
 }
 
 // FreePort returns a TCP port free on loopback now.
