@@ -185,8 +185,10 @@ print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))`
 	return docs, true
 }
 
-// TestKubernetesManifest: the GameServer's two containers mount the feed
-// emptyDir at /run/queryd and queryd gets its config map.
+// TestKubernetesManifest: the Agones sidecar: the GameServer's queryd
+// mounts its emptyDir at /run/queryd and its config map, the game mounts
+// nothing of queryd's (it feeds nothing: queryd reads Agones), and the
+// config (deploy/kubernetes/queryd.toml) has [agones].
 func TestKubernetesManifest(t *testing.T) {
 	docs, ok := yamlAsJSON(t, "deploy/kubernetes/gameserver.yaml")
 	if !ok {
@@ -199,27 +201,37 @@ func TestKubernetesManifest(t *testing.T) {
 	vols, _ := lookup(gs, "spec.template.spec.volumes")
 	var emptyDir bool
 	for _, v := range vols.([]any) {
-		if n, _ := lookup(v, "name"); n == "feed" {
+		if n, _ := lookup(v, "name"); n == "run" {
 			_, emptyDir = lookup(v, "emptyDir")
 		}
 	}
 	if !emptyDir {
-		t.Error("no emptyDir volume named feed")
+		t.Error("no emptyDir volume named run")
 	}
 	cs, _ := lookup(gs, "spec.template.spec.containers")
-	mounted := 0
 	for _, c := range cs.([]any) {
+		name, _ := lookup(c, "name")
 		ms, _ := lookup(c, "volumeMounts")
-		for _, m := range ms.([]any) {
-			if n, _ := lookup(m, "name"); n == "feed" {
-				if p, _ := lookup(m, "mountPath"); p == "/run/queryd" {
-					mounted++
-				}
+		mounts := map[any]any{}
+		if ms != nil {
+			for _, m := range ms.([]any) {
+				n, _ := lookup(m, "name")
+				mounts[n], _ = lookup(m, "mountPath")
+			}
+		}
+		switch name {
+		case "queryd":
+			if mounts["run"] != "/run/queryd" || mounts["config"] != "/etc/queryd" {
+				t.Errorf("queryd's mounts %v, want run at /run/queryd and config at /etc/queryd", mounts)
+			}
+		case "game":
+			if len(mounts) != 0 {
+				t.Errorf("the game mounts %v: the Agones sidecar needs no feeder", mounts)
 			}
 		}
 	}
-	if mounted != 2 {
-		t.Errorf("%d containers mount the feed at /run/queryd, want 2 (the game and queryd)", mounted)
+	if !strings.Contains(readRepoFile(t, "deploy/kubernetes/queryd.toml"), "\n[agones]\n") {
+		t.Error("deploy/kubernetes/queryd.toml has no [agones]")
 	}
 	if _, ok := yamlAsJSON(t, "deploy/kubernetes/kustomization.yaml"); !ok {
 		t.Fatal("kustomization.yaml")
