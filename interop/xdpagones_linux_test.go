@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ const agonesStaleAfter = 2 * time.Second
 // (a class change alone changes no snapshot: the daemon tells the program
 // at once); a new GameServer file, Ready, is answered by the program
 // again; the SDK server killed, nothing is answered from stale_after on
-// (reason agones).
+// (reason agones). The status page (headless Chromium) shows the banner's
+// reason and the Agones card.
 func TestXDPAgones(t *testing.T) {
 	n := netnstest.New(t)
 	sdk := agonestest.New(t, agonestest.GameServerYAML("Ready", "My Agones Server", "lobby"))
@@ -62,6 +64,25 @@ func TestXDPAgones(t *testing.T) {
 		t.Error("the program counted no stale drop after Shutdown: the socket path, not the program, went silent")
 	}
 	waitSilentReason(t, front, "agones_stopped")
+	t.Run("page", func(t *testing.T) { // the status page says why, and shows the Agones card
+		page := openPageAt(t, front.AdminAddr, n.ServerNS)
+		const banner = `document.getElementById("silent-banner")`
+		page.waitJS(t, 5*time.Second, `!`+banner+`.hidden`)
+		text := eval[string](t, page, banner+`.textContent`)
+		t.Logf("the banner: %q", text)
+		if !strings.Contains(text, "Silent on every protocol since") || !strings.Contains(text, "the GameServer is Shutdown: it takes no players") {
+			t.Errorf("the banner says %q", text)
+		}
+		if shown := eval[bool](t, page, `!document.getElementById("agones").hidden`); !shown {
+			t.Error("the Agones card is hidden")
+		}
+		if state := eval[string](t, page, `document.getElementById("agones-state").textContent`); !strings.Contains(state, "Shutdown: takes no players") {
+			t.Errorf("the Agones card's state: %q", state)
+		}
+		if sdkText := eval[string](t, page, `document.getElementById("agones-sdk").textContent`); !strings.Contains(sdkText, sdk.Addr()) {
+			t.Errorf("the Agones card's SDK server: %q", sdkText)
+		}
+	})
 
 	before = answered()
 	begin = time.Now()
