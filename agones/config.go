@@ -98,6 +98,10 @@ func (c *Config) Mapping() Mapping {
 // stale_after from cfg.
 func (c *Config) Check(cfg *config.Config, errs *config.Errors) {
 	c.present = cfg.Has(Name)
+	if c.On() && cfg.Upstream.On() {
+		errs.Add(Name, "[agones] and [upstream] protocol %q both make the state's upstream layer (the game server's own state, under the feed): "+
+			"take it from one of them (Agones' GameServer, or polling the game server), not both", cfg.Upstream.Protocol)
+	}
 	if err := checkSDK(c.SDK); err != nil {
 		if c.SDK == c.fromEnv && os.Getenv(SDKPortEnv) != "" {
 			err = fmt.Errorf("%w (the default, from %s=%q): set agones.sdk", err, SDKPortEnv, os.Getenv(SDKPortEnv))

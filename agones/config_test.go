@@ -164,30 +164,28 @@ func TestConfigHost(t *testing.T) {
 	}
 }
 
-// TestDeployDraftConfig: the config in deploy/kubernetes/agones-gameserver.yaml
-// (its ConfigMap's queryd.toml) parses, with [agones] on.
-func TestDeployDraftConfig(t *testing.T) {
+// TestDeployConfig: the sidecar's config in deploy/kubernetes/queryd.toml
+// (the ConfigMap the GameServer and the Fleet mount) parses, with [agones]
+// on, its SDK address from AGONES_SDK_HTTP_PORT as Agones sets it, and the
+// game port's name one of the GameServer's ports.
+func TestDeployConfig(t *testing.T) {
 	t.Setenv(SDKPortEnv, "9358")
-	b, err := os.ReadFile("../deploy/kubernetes/agones-gameserver.yaml")
+	b, err := os.ReadFile("../deploy/kubernetes/queryd.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(b), "  queryd.toml: |\n")
-	if !ok {
-		t.Fatal("no queryd.toml in the ConfigMap")
-	}
-	var toml strings.Builder
-	for _, line := range strings.Split(rest, "\n") {
-		if line != "" && !strings.HasPrefix(line, "    ") {
-			break
-		}
-		toml.WriteString(strings.TrimPrefix(line, "    ") + "\n")
-	}
-	a, err := parse(t, toml.String())
+	a, err := parse(t, string(b))
 	if err != nil {
-		t.Fatalf("%v\n%s", err, toml.String())
+		t.Fatalf("%v\n%s", err, b)
 	}
 	if !a.On() || a.SDK != "localhost:9358" {
 		t.Errorf("[agones] %+v", a)
+	}
+	gs, err := os.ReadFile("../deploy/kubernetes/gameserver.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(gs), "- name: "+a.PortName+" ") {
+		t.Errorf("[agones] port_name %q: no such port in gameserver.yaml", a.PortName)
 	}
 }

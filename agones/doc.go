@@ -21,7 +21,11 @@
 // Agones sets AGONES_SDK_HTTP_PORT in the containers of a GameServer's
 // pod, so [agones] alone is enough in a sidecar. interval plus timeout
 // must be under [feed] stale_after. A change needs a restart. In host
-// mode each server file has its own [agones] (its own SDK server).
+// mode each server file has its own [agones] (its own SDK server). With
+// [upstream] on it is refused (key "agones"): the GameServer is the
+// state's upstream layer, over [server] and under the feed, which a poller
+// of the game server would make too. A feeder may run beside it: each
+// top-level field the feed sets is the feed's (state.Store).
 // [Config] is the section's type; register it with package config through
 // [ConfigModule].
 //
@@ -115,14 +119,31 @@
 //
 // # Liveness
 //
-// [Status] says the class, the state, whether the stream is open, the
-// last error, and LastRead: when the SDK server last gave a GameServer
-// that could be read (a stream line or a GET answer, new or not). While
-// the SDK server answers, LastRead is at most interval old; when it is
-// killed or hangs, or sends only what is refused, LastRead stops, the
-// last good document stands, and past [feed] stale_after the daemon is
-// silent, as for a stale feed. It reads again without a restart once the
-// SDK server is back. Status and LastRead allocate nothing.
+// [Status] says the class, since when, the state, whether the stream is
+// open, the last error, and LastRead: when the SDK server last gave a
+// GameServer that could be read (a stream line or a GET answer, new or
+// not). While the SDK server answers, LastRead is at most interval old;
+// when it is killed or hangs, or sends only what is refused, LastRead
+// stops and the last good document stands. [Watcher.Stale] is the
+// watcher's rule for the daemon's one silence value (daemon/silence.go,
+// where the Agones GameServer is one source beside the feed): queryd
+// answers nothing of the GameServer
+//
+//	before the first GameServer is read, and while it is
+//	ClassStarting (Scheduled, RequestReady)           reason agones_starting
+//	while it is ClassSilent (Shutdown, Unhealthy,
+//	Error, or a state queryd does not know)           reason agones_stopped
+//	once nothing was read for Options.StaleAfter
+//	([feed] stale_after; 0: never for that)           reason agones
+//
+// and answers it while it is ClassAnswering and read: "fed", since
+// [Watcher.AnsweringSince] (the read that made it ClassAnswering, or the
+// first read after a gap longer than stale_after). A class change is
+// seen by the sockets at the next receive batch and, through
+// Options.Changed, by the XDP program at once; the reads' silence by both
+// at the deadline (LastRead plus stale_after), without a notice. It reads
+// again without a restart once the SDK server is back. Status, Stale,
+// Class and LastRead allocate nothing.
 //
 // # Metrics
 //
@@ -132,4 +153,7 @@
 //	queryd_agones_reconnects_total              times the stream was opened again
 //	queryd_agones_watching                      1 while the stream is open
 //	queryd_agones_read_age_seconds              since LastRead (+Inf before the first)
+//
+// The daemon registers them on the server's registry: each series carries
+// server="NAME" (host mode: each server file has its own [agones]).
 package agones

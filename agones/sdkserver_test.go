@@ -7,41 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queryd/queryd/agones/agonestest"
 	"github.com/queryd/queryd/state"
 )
 
 // gameServerYAML is a GameServer file for the SDK server's local mode, in
-// state st. Counters and Lists are read from status: in local mode.
+// state st.
 func gameServerYAML(st string) string {
-	return fmt.Sprintf(`apiVersion: "agones.dev/v1"
-kind: GameServer
-metadata:
-  name: local-game
-  annotations:
-    queryd.dev/name: "My Agones Server"
-    queryd.dev/game: "Example Game"
-    queryd.dev/rule.region: "eu"
-  labels:
-    queryd.dev/map: "lobby"
-spec:
-  ports:
-  - name: default
-    containerPort: 7654
-status:
-  state: %s
-  address: 127.0.0.1
-  ports:
-  - name: default
-    port: 7654
-  counters:
-    players:
-      count: 0
-      capacity: 16
-  lists:
-    players:
-      capacity: 16
-      values: []
-`, st)
+	return agonestest.GameServerYAML(st, "My Agones Server", "lobby")
 }
 
 // within is how soon a change the game makes through the SDK must show in
@@ -52,9 +25,9 @@ const within = time.Second
 // its REST SDK, and checks that each change shows in the state and the
 // status within a second; then kills the SDK server and starts it again.
 func TestSDKServer(t *testing.T) {
-	sdk := startSDKServer(t, gameServerYAML("Ready"))
+	sdk := agonestest.Start(t, gameServerYAML("Ready"))
 	start := time.Now()
-	h := watch(t, sdk.addr(), nil)
+	h := watch(t, sdk.Addr(), nil)
 	h.until(5*time.Second, "first GameServer", func(s Status, snap *state.Snapshot) bool {
 		return s.Class == ClassAnswering && snap.Name == "My Agones Server"
 	})
@@ -70,7 +43,7 @@ func TestSDKServer(t *testing.T) {
 	step := func(what, method, path, body string, cond func(Status, *state.Snapshot) bool) {
 		t.Helper()
 		begin := time.Now()
-		sdk.call(method, path, body)
+		sdk.Call(method, path, body)
 		h.until(within, what, func(s Status, snap *state.Snapshot) bool { return cond(s, snap) })
 		lat = append(lat, fmt.Sprintf("%s %s", what, time.Since(begin).Round(time.Millisecond)))
 	}
@@ -95,7 +68,7 @@ func TestSDKServer(t *testing.T) {
 	step("Shutdown", "POST", "/shutdown", `{}`,
 		func(s Status, _ *state.Snapshot) bool { return s.State == "Shutdown" && s.Class == ClassSilent })
 	begin := time.Now()
-	sdk.write(strings.Replace(gameServerYAML("Ready"), "lobby", "second-round", 1))
+	sdk.Write(strings.Replace(gameServerYAML("Ready"), "lobby", "second-round", 1))
 	h.until(within, "Ready again (a new file)", func(s Status, snap *state.Snapshot) bool {
 		return s.Class == ClassAnswering && snap.Map == "second-round" // the file replaces the SDK's labels too
 	})
@@ -104,7 +77,7 @@ func TestSDKServer(t *testing.T) {
 
 	// Killed: nothing is read any more (the daemon goes silent past
 	// stale_after), the last state stands.
-	sdk.kill()
+	sdk.Kill()
 	killed := time.Now()
 	h.until(5*time.Second, "the watch stream lost", func(s Status, _ *state.Snapshot) bool {
 		return !s.Watching && s.LastError != ""
@@ -122,8 +95,8 @@ func TestSDKServer(t *testing.T) {
 	}
 
 	// Restarted: read again without a new watcher.
-	sdk.write(gameServerYAML("Ready"))
-	sdk.start()
+	sdk.Write(gameServerYAML("Ready"))
+	sdk.Run()
 	restarted := time.Now()
 	h.until(5*time.Second, "reading again after a restart", func(s Status, snap *state.Snapshot) bool {
 		return s.Watching && s.LastRead.After(restarted) && s.LastError == "" && snap.Map == "lobby"
@@ -137,10 +110,10 @@ func TestSDKServer(t *testing.T) {
 // TestSDKServerCounter: without a players List, the players Counter's count
 // is the number of players and its capacity max_players.
 func TestSDKServerCounter(t *testing.T) {
-	sdk := startSDKServer(t, gameServerYAML("Ready"))
+	sdk := agonestest.Start(t, gameServerYAML("Ready"))
 	cfg := NewConfig()
 	cfg.PlayersList = ""
-	h := watch(t, sdk.addr(), cfg)
+	h := watch(t, sdk.Addr(), cfg)
 	h.until(5*time.Second, "first GameServer", func(s Status, snap *state.Snapshot) bool { return s.Class == ClassAnswering })
 	var lat []string
 	for _, c := range []struct {
@@ -152,7 +125,7 @@ func TestSDKServerCounter(t *testing.T) {
 		{`{"capacity":"20"}`, 2, 20},
 	} {
 		begin := time.Now()
-		sdk.call("PATCH", "/v1beta1/counters/players", c.body)
+		sdk.Call("PATCH", "/v1beta1/counters/players", c.body)
 		h.until(within, "Counter "+c.body, func(_ Status, s *state.Snapshot) bool {
 			return len(s.Players) == c.n && s.MaxPlayers == c.capVal
 		})

@@ -14,6 +14,12 @@ type Status struct {
 	// Class is what State means for queryd (ClassUnread before the first
 	// read).
 	Class Class
+	// ClassSince is when Class began: the read that changed it (zero
+	// before the first read).
+	ClassSince time.Time
+	// AnsweringSince is when the current run of answering reads began
+	// (zero: never read in a state that takes players).
+	AnsweringSince time.Time
 	// LastRead is when the SDK server last gave a GameServer that could
 	// be read (a watch line or a GET answer, applied or not new); zero:
 	// never since the watcher started. While the SDK server answers it is
@@ -29,9 +35,9 @@ type Status struct {
 
 // Status returns what the watcher knows now. It does not allocate.
 func (w *Watcher) Status() Status {
-	s := Status{SDK: w.sdk, LastRead: w.LastRead(), Watching: w.watching.Load()}
+	s := Status{SDK: w.sdk, LastRead: w.LastRead(), Watching: w.watching.Load(), AnsweringSince: w.AnsweringSince()}
 	if v := w.view.Load(); v != nil {
-		s.State, s.Class = v.state, v.class
+		s.State, s.Class, s.ClassSince = v.state, v.class, v.since
 	}
 	if e := w.lastErr.Load(); e != nil {
 		s.LastError = *e
@@ -41,12 +47,7 @@ func (w *Watcher) Status() Status {
 
 // LastRead returns when the SDK server last gave a GameServer that could
 // be read (zero: never).
-func (w *Watcher) LastRead() time.Time {
-	if n := w.lastRead.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
-}
+func (w *Watcher) LastRead() time.Time { return unixTime(w.lastRead.Load()) }
 
 // Doc returns the last document published (nil before the first). It is
 // shared: callers must not change it.

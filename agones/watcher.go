@@ -27,9 +27,13 @@ type Options struct {
 	// Changed, when set, is called after the document or the class
 	// changed (Status has the new ones), from the watcher's goroutines,
 	// outside its locks.
-	Changed  func()
-	Logger   *slog.Logger
-	Registry prometheus.Registerer
+	Changed func()
+	// StaleAfter is [feed] stale_after: Stale reports true once the SDK
+	// server has given no GameServer that could be read for this long
+	// (0: never for that reason).
+	StaleAfter time.Duration
+	Logger     *slog.Logger
+	Registry   prometheus.Registerer
 }
 
 // Watcher reads one GameServer from the Agones SDK server beside the game
@@ -44,6 +48,7 @@ type Watcher struct {
 	sdk               string
 	mapping           Mapping
 	timeout, interval time.Duration
+	staleAfter        time.Duration
 	publish           func(map[string]any) error
 	changed           func()
 	log               *slog.Logger
@@ -61,12 +66,20 @@ type Watcher struct {
 	watching atomic.Bool          // the watch stream is open
 	lastErr  atomic.Pointer[string]
 	failing  atomic.Bool // the last read failed or was refused (to log the recovery once)
+	// runSince is when the current run of answering reads began (unix
+	// nanoseconds; 0: the GameServer was never read answering): the read
+	// that made the class ClassAnswering, or the first read after a gap
+	// longer than staleAfter.
+	runSince atomic.Int64
+	quiet    atomic.Bool // what Stale last found of the reads, to log the changes once
+	wasQuiet atomic.Bool // the reads have been quiet once (to log their return)
 }
 
 // view is what the last GameServer applied stands for.
 type view struct {
 	state string
 	class Class
+	since time.Time // when class began: the read that changed it
 	doc   map[string]any
 }
 
@@ -90,7 +103,7 @@ func New(cfg *Config, o Options) (*Watcher, error) {
 	}
 	w := &Watcher{
 		sdk: cfg.SDK, mapping: cfg.Mapping(),
-		timeout: time.Duration(cfg.Timeout), interval: time.Duration(cfg.Interval),
+		timeout: time.Duration(cfg.Timeout), interval: time.Duration(cfg.Interval), staleAfter: o.StaleAfter,
 		publish: o.Publish, changed: o.Changed,
 		log: o.Logger, logs: lograte.New(1.0/60, 3),
 		watchURL: "http://" + cfg.SDK + "/watch/gameserver", getURL: "http://" + cfg.SDK + "/gameserver",
@@ -142,7 +155,7 @@ func (w *Watcher) apply(src string, gs *gameServer, seq uint64) bool {
 	w.mu.Lock()
 	if src == SourceGet && seq != w.seq {
 		w.mu.Unlock()
-		w.read(src, OutcomeSame, now) // the SDK server answers: that is all it says
+		w.read(src, OutcomeSame, now, false) // the SDK server answers: that is all it says
 		return true
 	}
 	doc, ids := mapGameServer(gs, w.mapping, w.ids)
@@ -161,15 +174,21 @@ func (w *Watcher) apply(src string, gs *gameServer, seq uint64) bool {
 		w.seq++
 	}
 	changed := docChanged || old.state != st
+	began := false // the class became ClassAnswering
 	if changed {
-		w.view.Store(&view{state: st, class: ClassOf(st), doc: doc})
+		v := &view{state: st, class: ClassOf(st), since: now, doc: doc}
+		if old != nil && old.class == v.class {
+			v.since = old.since
+		}
+		began = v.class == ClassAnswering && (old == nil || old.class != ClassAnswering)
+		w.view.Store(v)
 	}
 	w.mu.Unlock()
 	outcome := OutcomeSame
 	if changed {
 		outcome = OutcomeApplied
 	}
-	w.read(src, outcome, now)
+	w.read(src, outcome, now, began)
 	if changed {
 		w.logClass(old, st)
 		if w.changed != nil {
@@ -195,9 +214,16 @@ func (w *Watcher) logClass(old *view, st string) {
 	}
 }
 
-// read records a good read.
-func (w *Watcher) read(src, outcome string, now time.Time) {
-	w.lastRead.Store(now.UnixNano())
+// read records a good read; began: it made the class ClassAnswering.
+func (w *Watcher) read(src, outcome string, now time.Time, began bool) {
+	n := now.UnixNano()
+	prev := w.lastRead.Swap(n)
+	if v := w.view.Load(); v != nil && v.class == ClassAnswering {
+		gap := prev == 0 || w.staleAfter > 0 && n-prev > int64(w.staleAfter)
+		if began || gap || w.runSince.Load() == 0 {
+			w.runSince.Store(n)
+		}
+	}
 	w.m.reads.WithLabelValues(src, outcome).Inc()
 	if w.failing.Swap(false) {
 		w.lastErr.Store(nil)

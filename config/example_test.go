@@ -13,9 +13,10 @@ import (
 
 // exampleSamples are the keys queryd.toml.example sets to something other
 // than their default, each marked "sample" there: [server] (empty and 0 by
-// default) and [feed] socket (the packages install the file as
-// /etc/queryd/queryd.toml, for the unit's /run/queryd).
-var exampleSamples = []string{"feed.socket"}
+// default), [feed] socket (the packages install the file as
+// /etc/queryd/queryd.toml, for the unit's /run/queryd) and [agones]
+// enabled (the table's presence turns Agones on: the file keeps it off).
+var exampleSamples = []string{"feed.socket", "agones.enabled"}
 
 // exampleSpelledOut are keys whose zero value in Defaults stands for their
 // default, which the example writes out.
@@ -29,11 +30,11 @@ func TestExampleShowsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, err := config.Parse(b, modules...)
+	ex, err := config.Parse(b, exampleModules...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := config.Parse(nil, modules...)
+	def, err := config.Parse(nil, exampleModules...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/gamespy4"
@@ -20,15 +21,23 @@ import (
 // modules are the protocol modules, as queryd registers them.
 var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}, sqp.Module{}}
 
+// exampleModules are the modules and the sources' tables the daemon adds
+// (daemon.ConfigModules: [agones]), as queryd parses its files.
+var exampleModules = append(append([]config.Module(nil), modules...), agones.ConfigModule{})
+
 func parse(text string) (*config.Config, error) { return config.Parse([]byte(text), modules...) }
 
-// checkSections fails unless c has every module's section, of its type.
-func checkSections(t *testing.T, c *config.Config) {
+// checkSections fails unless c has every module's section, of its type
+// (mods: the modules c was parsed with; none: modules).
+func checkSections(t *testing.T, c *config.Config, mods ...config.Module) {
 	t.Helper()
-	if len(c.Modules) != len(modules) {
+	if len(mods) == 0 {
+		mods = modules
+	}
+	if len(c.Modules) != len(mods) {
 		t.Fatalf("sections %+v, want one per module", c.Modules)
 	}
-	for i, m := range modules {
+	for i, m := range mods {
 		s := c.Section(m.Name())
 		if c.Modules[i].Name != m.Name() || s == nil || reflect.TypeOf(s) != reflect.TypeOf(m.NewSection()) {
 			t.Fatalf("section %q: %#v", m.Name(), s)
@@ -62,16 +71,16 @@ func TestExampleConfigIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := config.Parse(b, modules...)
+	c, err := config.Parse(b, exampleModules...)
 	if err != nil {
 		t.Fatalf("queryd.toml.example: %v", err)
 	}
-	checkSections(t, c)
+	checkSections(t, c, exampleModules...)
 	if w := c.Warnings(); len(w) != 0 {
 		t.Errorf("queryd.toml.example: warnings %q", w)
 	}
 	// Load reads it the same way.
-	if _, err := config.Load("../queryd.toml.example", modules...); err != nil {
+	if _, err := config.Load("../queryd.toml.example", exampleModules...); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 }

@@ -71,7 +71,7 @@ func hostSpecOf(h *config.Host) *hostSpec {
 // file it includes with Options.Host (config.ReloadHost: what runs keeps
 // its name and what it holds), else the one config file.
 func (d *Daemon) loadSpec() (*hostSpec, error) {
-	mods := modulesOf(d.opts.Modules)
+	mods := ConfigModules(d.opts.Modules)
 	if d.opts.Host != nil {
 		var running []config.HostServer
 		for _, s := range d.running() {

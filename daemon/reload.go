@@ -197,15 +197,6 @@ func ownRestartKeys(nc, old *config.Config) []string {
 	return own
 }
 
-// modulesOf returns the modules as the config sees them.
-func modulesOf(mods []Module) []config.Module {
-	out := make([]config.Module, len(mods))
-	for i, m := range mods {
-		out[i] = m
-	}
-	return out
-}
-
 // without is servers less those in drop, in order.
 func without(servers []*Server, drop map[*Server]error) []*Server {
 	var out []*Server

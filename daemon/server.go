@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/feed"
@@ -21,7 +22,7 @@ import (
 )
 
 // Server is one game server of the host: its own store, feed (socket and
-// HTTP), relay, upstream poller, silence value, UDP responder, protocol
+// HTTP), relay, upstream poller or Agones watcher, silence value, UDP responder, protocol
 // handlers and services, budgets and metrics (every series labelled
 // server="NAME"). It is started and stopped as a whole: its parts run
 // under a supervisor of its own.
@@ -37,6 +38,7 @@ type Server struct {
 	feedHTTP *feed.HTTPServer // nil without [feed] http
 	relay    *relay.Relay     // nil when relay mode is off
 	upstream *upstream.Poller // nil without [upstream]
+	agones   *agones.Watcher  // nil without [agones]
 	silence  *silence
 	udp      *responder.Server
 	// fast is the host's XDP fast path while it answers for this server
@@ -96,7 +98,7 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 			s.mu.Unlock()
 		}
 	}()
-	for _, start := range []func() (part, error){s.newFeed, s.newFeedHTTP, s.newRelay, s.newUpstream, s.newSilence, s.newUDP} {
+	for _, start := range []func() (part, error){s.newFeed, s.newFeedHTTP, s.newRelay, s.newUpstream, s.newAgones, s.newSilence, s.newUDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

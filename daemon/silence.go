@@ -44,7 +44,21 @@ const (
 	// ReasonUnanswered: the [upstream] game server has not answered since
 	// queryd started.
 	ReasonUnanswered Reason = "upstream_unanswered"
+	// ReasonAgonesStarting: [agones]: no GameServer has been read since
+	// queryd started, or it is not ready yet (Scheduled, RequestReady).
+	ReasonAgonesStarting Reason = "agones_starting"
+	// ReasonAgonesStopped: [agones]: the GameServer is going or gone
+	// (Shutdown, Unhealthy, Error, or a state queryd does not know).
+	ReasonAgonesStopped Reason = "agones_stopped"
+	// ReasonAgones: [agones]: the SDK server was read and then gave
+	// nothing readable for stale_after (killed, hung, or sending only what
+	// queryd refuses).
+	ReasonAgones Reason = "agones"
 )
+
+// Reasons are the reasons queryd is silent, as queryd_server_state,
+// /healthz and /status.json name them.
+var Reasons = []Reason{ReasonFeed, ReasonUpstream, ReasonUnanswered, ReasonAgonesStarting, ReasonAgonesStopped, ReasonAgones}
 
 // maxCauses bounds the causes a Silence holds: one per source.
 const maxCauses = 4
@@ -107,9 +121,10 @@ func (s Silence) From() time.Time {
 }
 
 // source is one place a server's state comes from (the feed, the
-// [upstream] game server), as the silence rule reads it. Whether it is a
-// cause of silence is its owner's rule (feed.Server.Stale,
-// upstream.Poller.Stale, which also log their own changes).
+// [upstream] game server, the Agones GameServer), as the silence rule
+// reads it. Whether it is a cause of silence is its owner's rule
+// (feed.Server.Stale, upstream.Poller.Stale, agones.Watcher.Stale, which
+// also log their own changes).
 type source interface {
 	// silences reports whether the source silences the server at now. It
 	// is asked once per receive batch: it allocates nothing.
@@ -126,7 +141,8 @@ type source interface {
 
 // silence owns the rule "what does the server answer": nothing while a
 // source silences it (the feed stale, the [upstream] game server stale or
-// not yet answered), else the game's state once a source has sent it, else
+// not yet answered, the Agones GameServer not read yet, not taking players
+// or not read for stale_after), else the game's state once a source has sent it, else
 // [server]. The socket path (the responder's Silent and module.Env.Stale),
 // the XDP program's deadline, /healthz, the status page and
 // queryd_server_state all read it.
@@ -243,13 +259,17 @@ func (u upstreamSource) fed() (bool, time.Time) {
 	return !since.IsZero(), since
 }
 
-// newSilence makes the server's silence value over the feed and the
-// poller (made before it); it is no part of its own (nil part).
+// newSilence makes the server's silence value over the feed, the poller
+// and the Agones watcher (made before it); it is no part of its own (nil
+// part).
 func (s *Server) newSilence() (part, error) {
 	after := time.Duration(s.cfg.Feed.StaleAfter)
 	sl := &silence{start: time.Now(), sources: []source{feedSource{f: s.feed, after: after}}}
 	if s.upstream != nil {
 		sl.sources = append(sl.sources, upstreamSource{p: s.upstream, after: after, start: sl.start})
+	}
+	if s.agones != nil {
+		sl.sources = append(sl.sources, agonesSource{w: s.agones, after: after, start: sl.start})
 	}
 	s.silence = sl
 	return nil, nil

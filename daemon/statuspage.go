@@ -34,6 +34,9 @@ func (s *Server) newStatus() *status.Sampler {
 	if s.upstream != nil {
 		src.Upstream = s.upstream.Status
 	}
+	if s.agones != nil {
+		src.Agones = s.agones.Status
+	}
 	if len(s.host.main.XDP.Interfaces) > 0 {
 		src.FastSources = s.fastSources // the sources the program answered
 	}
@@ -43,7 +46,8 @@ func (s *Server) newStatus() *status.Sampler {
 // page is s as the status page reads it.
 func (s Silence) page() status.Silence {
 	p := status.Silence{State: string(s.State), Fed: s.Fed, Silent: s.Silent, Since: s.Since, Deadline: s.Deadline,
-		Feed: s.Causes.Has(ReasonFeed), Upstream: s.Causes.Has(ReasonUpstream) || s.Causes.Has(ReasonUnanswered)}
+		Feed: s.Causes.Has(ReasonFeed), Upstream: s.Causes.Has(ReasonUpstream) || s.Causes.Has(ReasonUnanswered),
+		Agones: s.Causes.Has(ReasonAgonesStarting) || s.Causes.Has(ReasonAgonesStopped) || s.Causes.Has(ReasonAgones)}
 	for _, r := range s.Causes.List() {
 		p.Reasons = append(p.Reasons, string(r))
 	}

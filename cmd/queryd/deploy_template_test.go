@@ -115,3 +115,48 @@ func TestHostDeployConfig(t *testing.T) {
 		t.Errorf("a typo in the included lobby.toml: exit %d, want a failure naming lobby.toml:\n%s", code, out)
 	}
 }
+
+// TestHostAgonesDeployConfig: the server file the host-mode Agones Fleet's
+// pods write (deploy/kubernetes/host/mygame-agones.yaml's register
+// container, its $POD_NAME filled in) passes `queryd check` beside the
+// host's main file and lobby.toml: [agones] reads the SDK server at the
+// port the Fleet gives it, and its [listen] and feed socket are its own.
+func TestHostAgonesDeployConfig(t *testing.T) {
+	fleet := readRepoFile(t, "deploy/kubernetes/host/mygame-agones.yaml")
+	_, rest, ok := strings.Cut(fleet, `cat >"$f.new" <<EOF`+"\n")
+	body, _, ok2 := strings.Cut(rest, "\n                  EOF\n")
+	if !ok || !ok2 {
+		t.Fatal("mygame-agones.yaml: no server file written by a heredoc")
+	}
+	var file strings.Builder
+	for _, l := range strings.Split(body, "\n") {
+		file.WriteString(strings.TrimPrefix(l, "                  ") + "\n")
+	}
+	server := strings.ReplaceAll(file.String(), "$POD_NAME", "mygame-agones-x7k2p")
+	if !strings.Contains(server, "[agones]\nsdk = \"localhost:9400\"") || !strings.Contains(fleet, "httpPort: 9400") {
+		t.Errorf("the server file does not read the SDK server at the Fleet's sdkServer httpPort (9400):\n%s", server)
+	}
+	main := readRepoFile(t, "deploy/kubernetes/host/queryd.toml")
+	dir := t.TempDir()
+	for _, d := range []string{"etc", "pods"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := strings.Replace(main, `"/etc/queryd-servers.d/*.toml"`, strconv.Quote(filepath.Join(dir, "etc", "*.toml")), 1)
+	m = strings.Replace(m, `"/var/lib/queryd/servers.d/*.toml"`, strconv.Quote(filepath.Join(dir, "pods", "*.toml")), 1)
+	files := map[string]string{
+		"queryd.toml":                   m,
+		"etc/lobby.toml":                readRepoFile(t, "deploy/kubernetes/host/servers/lobby.toml"),
+		"pods/mygame-agones-x7k2p.toml": server,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "", "check", "-local=false", "-config", filepath.Join(dir, "queryd.toml"))
+	if code != 0 || strings.Contains(errOut, "mygame-agones") {
+		t.Fatalf("queryd check with the Fleet's server file: exit %d\n%s%s\n%s", code, out, errOut, server)
+	}
+}

@@ -185,8 +185,10 @@ print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))`
 	return docs, true
 }
 
-// TestKubernetesManifest: the GameServer's two containers mount the feed
-// emptyDir at /run/queryd and queryd gets its config map.
+// TestKubernetesManifest: the Agones sidecar: the GameServer's queryd
+// mounts its emptyDir at /run/queryd and its config map, the game mounts
+// nothing of queryd's (it feeds nothing: queryd reads Agones), and the
+// config (deploy/kubernetes/queryd.toml) has [agones].
 func TestKubernetesManifest(t *testing.T) {
 	docs, ok := yamlAsJSON(t, "deploy/kubernetes/gameserver.yaml")
 	if !ok {
@@ -199,27 +201,37 @@ func TestKubernetesManifest(t *testing.T) {
 	vols, _ := lookup(gs, "spec.template.spec.volumes")
 	var emptyDir bool
 	for _, v := range vols.([]any) {
-		if n, _ := lookup(v, "name"); n == "feed" {
+		if n, _ := lookup(v, "name"); n == "run" {
 			_, emptyDir = lookup(v, "emptyDir")
 		}
 	}
 	if !emptyDir {
-		t.Error("no emptyDir volume named feed")
+		t.Error("no emptyDir volume named run")
 	}
 	cs, _ := lookup(gs, "spec.template.spec.containers")
-	mounted := 0
 	for _, c := range cs.([]any) {
+		name, _ := lookup(c, "name")
 		ms, _ := lookup(c, "volumeMounts")
-		for _, m := range ms.([]any) {
-			if n, _ := lookup(m, "name"); n == "feed" {
-				if p, _ := lookup(m, "mountPath"); p == "/run/queryd" {
-					mounted++
-				}
+		mounts := map[any]any{}
+		if ms != nil {
+			for _, m := range ms.([]any) {
+				n, _ := lookup(m, "name")
+				mounts[n], _ = lookup(m, "mountPath")
+			}
+		}
+		switch name {
+		case "queryd":
+			if mounts["run"] != "/run/queryd" || mounts["config"] != "/etc/queryd" {
+				t.Errorf("queryd's mounts %v, want run at /run/queryd and config at /etc/queryd", mounts)
+			}
+		case "game":
+			if len(mounts) != 0 {
+				t.Errorf("the game mounts %v: the Agones sidecar needs no feeder", mounts)
 			}
 		}
 	}
-	if mounted != 2 {
-		t.Errorf("%d containers mount the feed at /run/queryd, want 2 (the game and queryd)", mounted)
+	if !strings.Contains(readRepoFile(t, "deploy/kubernetes/queryd.toml"), "\n[agones]\n") {
+		t.Error("deploy/kubernetes/queryd.toml has no [agones]")
 	}
 	if _, ok := yamlAsJSON(t, "deploy/kubernetes/kustomization.yaml"); !ok {
 		t.Fatal("kustomization.yaml")
@@ -260,10 +272,32 @@ http = "127.0.0.1:0"
 		}
 		// Label vectors appear once used: wait for the first heartbeat.
 		if slices.Contains(names, "queryd_quake3_heartbeats_total") || time.Now().After(deadline) {
-			return names
+			return append(names, agonesMetricNames(t)...)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// agonesMetricNames are the queryd_agones_ metrics of a daemon with
+// [agones] on ([upstream], which allMetricNames's daemon has, refuses it);
+// they are registered at start, whether the SDK server answers or not.
+func agonesMetricNames(t *testing.T) []string {
+	t.Helper()
+	d := startTestDaemon(t, writeConfig(t, testDir(t), "[agones]\nsdk = \"127.0.0.1:1\"\n"))
+	mfs, err := d.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "queryd_agones_") {
+			names = append(names, mf.GetName())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("a daemon with [agones] exports no queryd_agones_ metric")
+	}
+	return names
 }
 
 // q3Server is a loopback game server answering getstatus (with the

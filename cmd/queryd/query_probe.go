@@ -106,5 +106,5 @@ func (r queryResult) failure() string {
 	case p.replied:
 		return fmt.Sprintf("answers a single request but not the whole query: probably rate limited, else packets lost [%s]", why)
 	}
-	return fmt.Sprintf("no answer: nothing came back (wrong host or port, a firewall dropping UDP, the protocol not enabled on the server, or queryd silent: its feed or [upstream] game server went quiet) [%s]", why)
+	return fmt.Sprintf("no answer: nothing came back (wrong host or port, a firewall dropping UDP, the protocol not enabled on the server, or queryd silent: its feed or [upstream] game server went quiet, or its Agones GameServer is not Ready) [%s]", why)
 }

@@ -31,14 +31,10 @@ func daemonModules() []daemon.Module {
 	return out
 }
 
-// configModules returns the registration list as the config takes it.
-func configModules() []config.Module {
-	out := make([]config.Module, len(modules))
-	for i, m := range modules {
-		out[i] = m
-	}
-	return out
-}
+// configModules returns the config modules of the daemon: the
+// registration list's sections and the sources the daemon runs itself
+// ([agones]; daemon.ConfigModules).
+func configModules() []config.Module { return daemon.ConfigModules(daemonModules()) }
 
 // cmdRun runs the daemon until SIGTERM or SIGINT; SIGHUP reloads the
 // config. It exits 1 when the daemon cannot start or a part of it fails

@@ -95,11 +95,7 @@ func Start(t testing.TB, mods []daemon.Module, extra string) *Daemon {
 // stops it (Stop).
 func StartFile(t testing.TB, mods []daemon.Module, path string) *Daemon {
 	t.Helper()
-	cms := make([]config.Module, len(mods))
-	for i, m := range mods {
-		cms[i] = m
-	}
-	cfg, err := config.Load(path, cms...)
+	cfg, err := config.Load(path, daemon.ConfigModules(mods)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +108,7 @@ func StartFile(t testing.TB, mods []daemon.Module, path string) *Daemon {
 // feed socket ("" when the host runs none).
 func StartHost(t testing.TB, mods []daemon.Module, path string) *Daemon {
 	t.Helper()
-	cms := make([]config.Module, len(mods))
-	for i, m := range mods {
-		cms[i] = m
-	}
-	h, err := config.LoadHost(path, cms...)
+	h, err := config.LoadHost(path, daemon.ConfigModules(mods)...)
 	if err != nil {
 		t.Fatal(err)
 	}

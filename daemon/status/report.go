@@ -24,6 +24,7 @@ type Report struct {
 	Server     ServerCard     `json:"server"`
 	Feed       FeedCard       `json:"feed"`
 	Upstream   *UpstreamCard  `json:"upstream"` // null without [upstream]
+	Agones     *AgonesCard    `json:"agones"`   // null without [agones]
 	Traffic    TrafficCard    `json:"traffic"`
 	Relay      *RelayCard     `json:"relay"`      // null when relay mode is off
 	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without a module's master heartbeats ([[quake3.masters]])
@@ -48,7 +49,8 @@ type StateCard struct {
 type SilentCard struct {
 	Silent bool `json:"silent"`
 	// Reason is the cause that began first ("feed", "upstream",
-	// "upstream_unanswered"); null while queryd answers.
+	// "upstream_unanswered", "agones_starting", "agones_stopped",
+	// "agones"); null while queryd answers.
 	Reason *string `json:"reason"`
 	// Reasons are every cause that holds, the first first; empty while
 	// queryd answers.
@@ -71,6 +73,21 @@ type UpstreamCard struct {
 	LastError  string     `json:"last_error"` // why the last poll failed; "" when it was answered
 	Partial    string     `json:"partial"`    // what part of the last answer did not come; "" when whole
 	Stale      bool       `json:"stale"`      // the game server is a cause of silence (stale or not yet answered)
+	StaleAfter float64    `json:"stale_after_s"`
+}
+
+// AgonesCard is the Agones GameServer queryd takes its state from
+// ([agones]), as the SDK server beside it last gave it.
+type AgonesCard struct {
+	SDK        string     `json:"sdk"`         // the SDK server's address, HOST:PORT
+	State      string     `json:"state"`       // the GameServer's state ("Ready"); "" before the first read
+	Class      string     `json:"class"`       // what it means: unread, starting, answering, silent
+	ClassSince *time.Time `json:"class_since"` // when that class began; null before the first read
+	Watching   bool       `json:"watching"`    // the watch stream is open
+	LastRead   *time.Time `json:"last_read"`   // the last GameServer read; null before the first
+	ReadAge    *float64   `json:"read_age_s"`  // its age, to a tenth; null before the first
+	LastError  string     `json:"last_error"`  // why the last read failed or was refused; "" when it was good
+	Stale      bool       `json:"stale"`       // the GameServer is a cause of silence
 	StaleAfter float64    `json:"stale_after_s"`
 }
 
@@ -173,6 +190,7 @@ func (s *Sampler) Report(now time.Time) Report {
 	r.Server = s.serverCard(now)
 	r.Feed = s.feedCard(now, sl)
 	r.Upstream = s.upstreamCard(now, sl)
+	r.Agones = s.agonesCard(now, sl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Traffic = s.trafficCard(r.Server.Protocols)
@@ -237,6 +255,21 @@ func (s *Sampler) upstreamCard(now time.Time, sl Silence) *UpstreamCard {
 		age := math.Round(max(now.Sub(st.LastAnswer).Seconds(), 0)*10) / 10
 		rtt := math.Round(st.RTT.Seconds()*1e4) / 10 // ms, to a tenth
 		c.AnswerAge, c.RoundTrip = &age, &rtt
+	}
+	return c
+}
+
+func (s *Sampler) agonesCard(now time.Time, sl Silence) *AgonesCard {
+	if s.src.Agones == nil {
+		return nil
+	}
+	st := s.src.Agones()
+	c := &AgonesCard{SDK: st.SDK, State: st.State, Class: st.Class.String(), ClassSince: timeOrNil(st.ClassSince),
+		Watching: st.Watching, LastError: st.LastError, Stale: sl.Agones, StaleAfter: s.src.StaleAfter.Seconds()}
+	if !st.LastRead.IsZero() {
+		c.LastRead = timeOrNil(st.LastRead)
+		age := math.Round(max(now.Sub(st.LastRead).Seconds(), 0)*10) / 10
+		c.ReadAge = &age
 	}
 	return c
 }

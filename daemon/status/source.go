@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
@@ -24,13 +25,16 @@ type Silence struct {
 	Fed    bool
 	Silent bool
 	// Reasons are the causes that hold, the one that began first first:
-	// "feed", "upstream" (the game server stopped answering) or
-	// "upstream_unanswered" (it has not answered since queryd started);
-	// empty while queryd answers.
+	// "feed", "upstream" (the game server stopped answering),
+	// "upstream_unanswered" (it has not answered since queryd started),
+	// "agones_starting" (no GameServer read yet, or not ready yet),
+	// "agones_stopped" (the GameServer is going or gone) or "agones" (the
+	// SDK server gave nothing readable for stale_after); empty while
+	// queryd answers.
 	Reasons []string
-	// Feed and Upstream say whether the feed, and the game server, are
-	// among the causes.
-	Feed, Upstream bool
+	// Feed, Upstream and Agones say whether the feed, the game server
+	// and the Agones GameServer are among the causes.
+	Feed, Upstream, Agones bool
 	// Since is when State began (while silent: when queryd fell silent).
 	Since time.Time
 	// Deadline is, while it answers, when it falls silent unless the feed
@@ -53,6 +57,9 @@ type Source struct {
 	// Upstream is what the [upstream] poller knows of the game server;
 	// nil without [upstream] (the card is left out).
 	Upstream func() upstream.Status
+	// Agones is what the [agones] watcher knows of the GameServer; nil
+	// without [agones] (the card is left out).
+	Agones func() agones.Status
 	// Gatherer holds the counters the sampler reads once a second.
 	Gatherer prometheus.Gatherer
 	// Heartbeats names the master heartbeats' metrics (a module's, found

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
@@ -462,6 +463,11 @@ func TestStatusJSONSchema(t *testing.T) {
 	src := f.source()
 	src.Upstream = func() upstream.Status {
 		return upstream.Status{Protocol: "a2s", Address: "127.0.0.1:27016", LastAnswer: time.Now().Add(-time.Minute), RTT: time.Millisecond}
+	}
+	src.Agones = func() agones.Status {
+		now := time.Now()
+		return agones.Status{SDK: "localhost:9358", State: "Ready", Class: agones.ClassAnswering, ClassSince: now.Add(-time.Minute),
+			AnsweringSince: now.Add(-time.Minute), LastRead: now, Watching: true}
 	}
 	s := status.New(src, nil)
 	s.Sample(time.Now())

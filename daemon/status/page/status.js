@@ -134,7 +134,26 @@ function silentWhy(reason, r) {
     case "upstream_unanswered":
       return server + " has not answered since queryd started" + (u && u.last_error ? ": " + u.last_error : "");
   }
-  return reason;
+  return agonesWhy(reason, r) || reason;
+}
+
+// agonesWhy says why queryd is silent for an [agones] cause ("" for
+// another cause).
+function agonesWhy(reason, r) {
+  const a = r.agones;
+  const sdk = "the Agones SDK server" + (a ? " (" + a.sdk + ")" : "");
+  const err = a && a.last_error ? ": " + a.last_error : "";
+  switch (reason) {
+    case "agones_starting":
+      return a && a.state ? "the GameServer is " + a.state + ", not ready for players yet" :
+        sdk + " has not been read since queryd started" + err;
+    case "agones_stopped":
+      return "the GameServer is " + (a && a.state ? a.state : "gone") + ": it takes no players";
+    case "agones":
+      return sdk + " has given no GameServer for " + fmtDuration(a ? a.read_age_s : 0) +
+        " (stale_after " + fmtDuration(a ? a.stale_after_s : 0) + ")" + err;
+  }
+  return "";
 }
 
 function renderSilent(r) {
@@ -162,6 +181,19 @@ function renderState(r) {
   b.textContent = b.hidden ? "" : "Not fed yet: serving [server], the config's placeholders" +
     (st.since ? ", since " + fmtTime(st.since) : "") +
     ". No feeder has sent state" + (r.upstream ? " and the game server has not answered" : "") + ".";
+}
+
+function renderAgones(r) {
+  const a = r.agones;
+  $("agones").hidden = !a;
+  if (!a) return;
+  const what = { unread: "not read yet", starting: "not ready yet", answering: "takes players", silent: "takes no players" };
+  setText("agones-state", (a.state || "–") + ": " + (what[a.class] || a.class) + (a.stale ? " (queryd is silent)" : ""));
+  $("agones-state").className = a.stale ? "bad" : "good";
+  setText("agones-sdk", a.sdk + (a.watching ? " (watching)" : " (not watching)"));
+  setText("agones-since", a.class_since ? fmtTime(a.class_since) : "–");
+  setText("agones-last", a.last_read ? fmtDuration(a.read_age_s) + " ago (" + fmtTime(a.last_read) + ")" : "never");
+  setText("agones-error", a.last_error ? "failed: " + a.last_error : "read");
 }
 
 // renderDown is the page of a server of the host that does not run.
@@ -196,7 +228,8 @@ function renderFeed(r) {
   const notFed = r.state.state === "not_fed";
   setText("feed-state", f.stale ? "stale: answering nothing" :
     notFed ? "not fed yet: serving [server]" + (f.last_message ? " (pings only)" : "") :
-      r.state.fed && f.last_message ? "live" : (r.upstream ? "no message yet (the game server's state is served)" : "no message yet"));
+      r.state.fed && f.last_message ? "live" : (r.upstream ? "no message yet (the game server's state is served)" :
+        r.agones ? "no message yet (the GameServer's state is served)" : "no message yet"));
   $("feed-state").className = f.stale ? "bad" : notFed ? "warn" : "good";
   setText("feed-conns", f.connections);
   setText("feed-last", f.last_message ? fmtDuration(f.last_message_age_s) + " ago (" + fmtTime(f.last_message) + ")" : "never");
@@ -306,6 +339,7 @@ function render(r) {
   renderServer(r);
   renderFeed(r);
   renderUpstream(r);
+  renderAgones(r);
   renderTraffic(r);
   renderRelay(r);
   renderHeartbeats(r);
