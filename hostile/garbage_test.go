@@ -268,7 +268,7 @@ func settleTruncated(t testing.TB, d *Daemon, before Metrics, want float64) Metr
 
 func fmtOutcomes(m map[string]float64) string {
 	s := ""
-	for _, k := range []string{"answered", "challenged", "malformed", "ignored", "rate_limited", "unknown", "stale", "forwarded"} {
+	for _, k := range []string{"answered", "challenged", "malformed", "ignored", "rate_limited", "unknown", "stale", "forwarded", "relay_dropped"} {
 		if m[k] != 0 {
 			s += fmt.Sprintf("%s %.0f, ", k, m[k])
 		}

@@ -196,3 +196,10 @@ go_gc_duration_seconds{quantile="0.5"} 1.5e-05
 		t.Errorf("a line without a closing brace parsed")
 	}
 }
+
+// relayHandled is how many unclaimed datagrams the relay took in m: those
+// it passed to the game server (forwarded) and those it dropped (its caps,
+// a loop: relay_dropped).
+func relayHandled(m Metrics) float64 {
+	return m.Sum("queryd_requests_total", "outcome", "forwarded") + m.Sum("queryd_requests_total", "outcome", "relay_dropped")
+}
