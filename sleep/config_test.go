@@ -112,6 +112,11 @@ func TestConfigJoins(t *testing.T) {
 			t.Errorf("%s: got %v, want sleep: …%s…", tc.name, err, tc.has)
 		}
 	}
+	_, err := parse(t, relayFront+"[quake3]\nenabled = false\n[[quake3.masters]]\naddress = \"master.example.org:27950\"\nheartbeat = \"QuakeArena-1\"\n"+on)
+	var errs config.Errors
+	if !errors.As(err, &errs) || !hasError(errs, "quake3.enabled", "nobody would answer the masters' getinfo") {
+		t.Errorf("masters with [quake3] off: got %v", err)
+	}
 	for _, tc := range []struct{ name, toml string }{
 		{"relay and upstream", relayFront + on},
 		{"a feed", "[feed]\nstale_after = \"10s\"\n" + on},
