@@ -425,23 +425,30 @@ func (l *loop) follow(p Phase, restSince time.Time, now time.Time, out Outcome) 
 	}
 }
 
+// deliverRounds bounds the rounds of deliver: each passes on what was held
+// when it began (at most hold_total datagrams); the last opens the
+// straight way as it takes its batch, so that a flood that keeps the hold
+// full cannot keep the server from running (and Serve from its loop).
+const deliverRounds = 3
+
 // deliver passes the held datagrams on to the game server, in the order
 // they came, and those that come meanwhile after them; then the way is
-// straight again. The state has its players back first.
+// straight again. The state has its players back first. A player's
+// datagrams keep their order unless they come faster than three rounds of
+// passing on (a flood); then the last round's and the straight way's may
+// cross.
 func (l *loop) deliver() {
 	s := l.s
 	if err := s.opts.Asleep(false); err != nil {
 		s.log.Error("sleep: the state's players could not be restored", "err", err)
 	}
 	total := 0
-	for {
+	for round := 1; ; round++ {
 		s.mu.Lock()
 		batch := s.hold.take()
-		if len(batch) == 0 {
+		if len(batch) == 0 || round == deliverRounds {
 			s.draining = false
 			s.syncPass()
-			s.mu.Unlock()
-			break
 		}
 		s.mu.Unlock()
 		for _, d := range batch {
@@ -450,6 +457,9 @@ func (l *loop) deliver() {
 			}
 		}
 		total += len(batch)
+		if len(batch) == 0 || round == deliverRounds {
+			break
+		}
 	}
 	if total > 0 {
 		s.log.Info("sleep: the held datagrams were passed to the game server", "datagrams", total)

@@ -24,10 +24,10 @@ import (
 // file that start makes and stop removes; it answers (Ready) while the
 // file is there. Forward records what the sleeper passes on to it.
 type gameServer struct {
-	dir  string
-	mu   sync.Mutex
-	got  []string
-	when []time.Time
+	dir   string
+	delay time.Duration // each Forward takes this long (a loaded relay)
+	mu    sync.Mutex
+	got   []string
 }
 
 func (g *gameServer) up() bool {
@@ -36,6 +36,7 @@ func (g *gameServer) up() bool {
 }
 
 func (g *gameServer) Forward(req []byte, src netip.AddrPort, _ netip.Addr, _ dgram.Sender) bool {
+	time.Sleep(g.delay)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.got = append(g.got, fmt.Sprintf("%s %s", src, req))
@@ -293,4 +294,40 @@ func TestSleeperQueryNeverWakes(t *testing.T) {
 	if n := ts.metric(t, "queryd_sleep_dropped_total", "query"); n != 1000 {
 		t.Fatalf("dropped as queries: %v", n)
 	}
+}
+
+// TestSleeperDeliverEnds: a flood that keeps the hold full while the held
+// datagrams are passed on (each taking 1 ms) cannot keep the way shut:
+// it opens within a few rounds, and the cycle goes on (asleep again after
+// after, the flood refused past the hour's wakes).
+func TestSleeperDeliverEnds(t *testing.T) {
+	ts := newTestSleeper(t, 300*time.Millisecond, 5*time.Second, "touch $(dirname $0)/up")
+	ts.g.delay = time.Millisecond
+	ts.waitPhase(t, Asleep, 5*time.Second)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for f := 0; f < 4; f++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := f; ; i += 4 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ts.Forward([]byte("flood"), src(i%10_000), netip.Addr{}, nil)
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	ts.waitPhase(t, Idle, 10*time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for !ts.pass.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the way is still shut 5 s after the wake: %+v", ts.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ts.waitPhase(t, Asleep, 10*time.Second)
 }
