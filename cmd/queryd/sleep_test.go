@@ -195,6 +195,19 @@ func healthBody(t *testing.T, d *daemontest.Daemon) (int, map[string]any) {
 	return res.StatusCode, body
 }
 
+// getAdminJSON decodes the admin listener's JSON at path into v.
+func getAdminJSON(t *testing.T, d *daemontest.Daemon, path string, v any) {
+	t.Helper()
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + d.AdminAddr() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(v); err != nil || res.StatusCode != 200 {
+		t.Fatalf("%s: %d %v", path, res.StatusCode, err)
+	}
+}
+
 // q3Status asks addr getstatus with queryd's Quake 3 client.
 func q3Status(t *testing.T, addr string) *quake3.Status {
 	t.Helper()
@@ -305,6 +318,17 @@ enabled = true
 	}
 	if v := d.Metric(t, "queryd_server_state", "asleep"); v != 1 {
 		t.Fatalf("queryd_server_state{state=asleep} = %v", v)
+	}
+	var doc struct {
+		State struct{ State string } `json:"state"`
+		Sleep struct {
+			Phase       string     `json:"phase"`
+			AsleepSince *time.Time `json:"asleep_since"`
+		} `json:"sleep"`
+	}
+	getAdminJSON(t, d, "/status.json", &doc)
+	if doc.State.State != "asleep" || doc.Sleep.Phase != "asleep" || doc.Sleep.AsleepSince == nil {
+		t.Fatalf("/status.json asleep: %+v", doc)
 	}
 	t.Logf("asleep since %s (after = 1s)", st.AsleepSince.Format(time.StampMilli))
 
