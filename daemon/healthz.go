@@ -9,7 +9,7 @@ import (
 // serverHealth is one server's answer in /healthz and /healthz/NAME.
 type serverHealth struct {
 	OK bool `json:"ok"`
-	// State is the server's State (answering, not_fed, silent, down), since
+	// State is the server's State (answering, not_fed, asleep, silent, down), since
 	// when (a server that does not run: none).
 	State      State      `json:"state"`
 	StateSince *time.Time `json:"state_since,omitempty"`
