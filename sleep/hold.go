@@ -72,6 +72,9 @@ func (h *hold) add(b []byte, src netip.AddrPort, local netip.Addr, back dgram.Se
 	}
 	c := append([]byte(nil), b...) // its capacity is what it holds of the heap
 	size := cap(c)
+	if size > h.lim.BytesPerSource || size > h.lim.Bytes { // its size class passes a bound
+		return 1
+	}
 	key := sourceOf(src.Addr())
 	s := h.bySrc[key]
 	if s == nil {
@@ -85,9 +88,6 @@ func (h *hold) add(b []byte, src netip.AddrPort, local netip.Addr, back dgram.Se
 	for h.n > 0 && (h.n+1 > h.lim.Total || h.bytes+size > h.lim.Bytes) {
 		h.remove(h.head)
 		dropped++
-	}
-	if size > h.lim.BytesPerSource || size > h.lim.Bytes { // its size class passes a bound
-		return dropped + 1
 	}
 	if h.bySrc[key] == nil { // its last datagram just went
 		h.bySrc[key] = s

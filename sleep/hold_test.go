@@ -108,3 +108,41 @@ func TestHoldMemory(t *testing.T) {
 		runtime.KeepAlive(h)
 	}
 }
+
+// FuzzHold: any sequence of datagrams (sources and sizes from the input)
+// keeps the hold within its bounds, per source and in total, and take
+// gives what is left in the order it came, each source's newest kept.
+func FuzzHold(f *testing.F) {
+	f.Add([]byte{0, 10, 1, 200, 0, 255, 2, 3})
+	f.Add(make([]byte, 64))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		lim := HoldLimits{PerSource: 3, BytesPerSource: 600, Total: 7, Bytes: 1500}
+		h := newHold(lim)
+		var order []int // sequence numbers added, to check take's order
+		for i := 0; i+1 < len(ops); i += 2 {
+			size := int(ops[i+1])*3 + 8
+			b := make([]byte, size)
+			copy(b, fmt.Sprint(i))
+			h.add(b, src(int(ops[i]%5)), netip.Addr{}, nil)
+			order = append(order, i)
+			n, bytes := h.size()
+			if n > lim.Total || bytes > lim.Bytes {
+				t.Fatalf("%d datagrams, %d bytes", n, bytes)
+			}
+			for _, s := range h.bySrc {
+				if s.n > lim.PerSource || s.bytes > lim.BytesPerSource || s.n == 0 {
+					t.Fatalf("a source holds %d datagrams, %d bytes", s.n, s.bytes)
+				}
+			}
+		}
+		last := -1
+		for _, d := range h.take() {
+			seq := 0
+			fmt.Sscan(strings.TrimRight(string(d.B), "\x00"), &seq)
+			if seq <= last {
+				t.Fatalf("out of order: %d after %d", seq, last)
+			}
+			last = seq
+		}
+	})
+}
