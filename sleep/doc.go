@@ -17,7 +17,11 @@
 //	waking    start has run; queryd waits for the game server to answer
 //
 // queryd takes the game server to run, with no players, when it starts:
-// a server nobody joins goes to sleep after after. While the server is
+// a server nobody joins goes to sleep after after. One that has not
+// answered at all ready_timeout after queryd started (queryd restarted
+// while it slept) is taken to be asleep: stop runs at once to make sure.
+// queryd keeps no state across restarts: asleep after a restart it answers
+// [server] (set its name and map there) until the game server next wakes. While the server is
 // stopping, asleep or waking its liveness state is "asleep" (feed/doc.go,
 // "What queryd answers"): every enabled protocol answers the last state
 // it had with 0 players (the same name, map and rules; state.Store.

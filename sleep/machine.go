@@ -213,6 +213,19 @@ func (m *Machine) Players(n int, now time.Time) {
 	}
 }
 
+// Unanswered tells the machine that the game server has not answered at
+// all since queryd started, ready_timeout ago: it is taken to be stopped
+// already (queryd restarted while it slept), and stop runs at once to
+// make sure, instead of after after, while queryd would be silent.
+func (m *Machine) Unanswered(now time.Time) {
+	if m.phase != Idle || m.people > 0 {
+		return
+	}
+	m.enter(Stopping, now)
+	m.restSince = now
+	m.todo = ActStop
+}
+
 // Next is when Tick next has something to do (zero: nothing will be due
 // until another event).
 func (m *Machine) Next() time.Time {

@@ -230,6 +230,22 @@ func TestMachineWakeWhileStopping(t *testing.T) {
 	}
 }
 
+// TestMachineUnanswered: a game server that never answered since queryd
+// started is stopped at once (to make sure) and asleep; one with players,
+// or already stopping, is left alone.
+func TestMachineUnanswered(t *testing.T) {
+	m := testMachine(6)
+	m.Unanswered(at(time.Second))
+	wantPhase(t, m, Stopping)
+	wantTake(t, m, ActStop)
+	m.StopDone(nil, at(2*time.Second))
+	wantPhase(t, m, Asleep)
+	m = testMachine(6)
+	m.Players(1, t0)
+	m.Unanswered(at(time.Second))
+	wantPhase(t, m, Awake)
+}
+
 // TestMachineNeverWithoutAfter: after 0 never sleeps.
 func TestMachineNeverWithoutAfter(t *testing.T) {
 	m := NewMachine(Settings{ReadyTimeout: time.Second, WakesPerHour: 1}, t0)

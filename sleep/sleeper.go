@@ -293,7 +293,7 @@ const kickEvery = 250 * time.Millisecond
 func (s *Sleeper) Serve(ctx context.Context) error {
 	s.log.Info("sleep: the game server is stopped after it has had no players for after", "after", s.opts.After,
 		"start", strings.Join(s.opts.Start, " "), "stop", strings.Join(s.opts.Stop, " "))
-	l := loop{s: s, results: make(chan cmdResult, 1)}
+	l := loop{s: s, results: make(chan cmdResult, 1), born: s.opts.Now()}
 	defer l.finish()
 	for {
 		wait := l.step(ctx)
@@ -319,7 +319,9 @@ type loop struct {
 	cancel  context.CancelFunc // the running command's
 	queued  Action
 	kicked  time.Time
-	wasRest bool // the phase last reported rested
+	wasRest bool      // the phase last reported rested
+	born    time.Time // when Serve began: the game server has until born + ready_timeout to answer once
+	checked bool      // … and that was checked
 }
 
 type cmdResult struct {
@@ -337,6 +339,13 @@ func (l *loop) step(ctx context.Context) time.Duration {
 	if s.mach.Started() && s.opts.Ready(s.mach.WakeAt()) {
 		s.mach.Ready(now)
 	}
+	unanswered := false
+	if !l.checked && now.Sub(l.born) >= s.opts.ReadyTimeout {
+		l.checked = true
+		if unanswered = !s.opts.Ready(time.Time{}); unanswered {
+			s.mach.Unanswered(now)
+		}
+	}
 	act, out := s.mach.Take()
 	phase, _ := s.mach.Phase()
 	next, started, wakeAt := s.mach.Next(), s.mach.Started(), s.mach.WakeAt()
@@ -353,6 +362,10 @@ func (l *loop) step(ctx context.Context) time.Duration {
 	}
 	s.mu.Unlock()
 
+	if unanswered && phase == Stopping {
+		s.log.Warn("sleep: the game server has not answered since queryd started: taken to be asleep; stop runs to make sure",
+			"ready_timeout", s.opts.ReadyTimeout)
+	}
 	l.report(out, now)
 	l.follow(phase, rest, now, out)
 	if out.Failed != "" && l.running == ActStart {
@@ -368,6 +381,9 @@ func (l *loop) step(ctx context.Context) time.Duration {
 	wait := time.Hour
 	if !next.IsZero() {
 		wait = max(next.Sub(now), time.Millisecond)
+	}
+	if !l.checked {
+		wait = min(wait, max(l.born.Add(s.opts.ReadyTimeout).Sub(now), time.Millisecond))
 	}
 	if phase == Waking {
 		if started && s.opts.Kick != nil && now.Sub(l.kicked) >= kickEvery {

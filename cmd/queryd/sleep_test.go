@@ -643,3 +643,40 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestSleepStartsAsleep (issue 41): queryd started while the game server
+// does not run (restarted while it slept): once ready_timeout has passed
+// without an answer it runs stop (to make sure) and is asleep, answering
+// [server] with 0 players, instead of staying silent for after; a join
+// then wakes it.
+func TestSleepStartsAsleep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("start and stop commands run: -short")
+	}
+	g := newSleepGame(t, "")
+	started := time.Now()
+	d := startTestDaemon(t, writeConfig(t, testDir(t), fmt.Sprintf("[relay]\nupstream = %q\n[upstream]\nprotocol = \"quake3\"\ninterval = \"500ms\"\ntimeout = \"500ms\"\n[quake3]\nenabled = true\n", g.addr)+
+		strings.Replace(strings.Replace(g.config(""), `after = "1s"`, `after = "1h"`, 1), `ready_timeout = "15s"`, `ready_timeout = "2s"`, 1)))
+	waitPhase(t, d, sleep.Asleep, 15*time.Second)
+	t.Logf("asleep %s after queryd started (ready_timeout 2s, after 1h)", time.Since(started).Round(100*time.Millisecond))
+	if g.runs("stop") != 1 || g.runs("start") != 0 {
+		t.Fatalf("stops %d, starts %d", g.runs("stop"), g.runs("start"))
+	}
+	if s := q3Status(t, d.UDP().String()); s.Info.Get("sv_hostname") != "config name" || len(s.Players) != 0 {
+		t.Fatalf("asleep after a restart: %q, %d players", s.Info.Get("sv_hostname"), len(s.Players))
+	}
+	c, err := net.Dial("udp", d.UDP().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("\xFF\xFF\xFF\xFFgetchallenge"))
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	buf := make([]byte, 512)
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "echo:\xFF\xFF\xFF\xFFgetchallenge" {
+		t.Fatalf("the join: %q, %v", buf[:max(n, 0)], err)
+	}
+	if s := q3Status(t, d.UDP().String()); s.Info.Get("sv_hostname") != "sleepy" {
+		t.Fatalf("awake: %q", s.Info.Get("sv_hostname"))
+	}
+}
