@@ -86,6 +86,9 @@ func TestRunTimeoutKillsGroup(t *testing.T) {
 // output open and exits 0 is done (within waitDelay), not hung, and the
 // program is left running.
 func TestRunLeavesProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the 2 s for the output pipes: -short")
+	}
 	needSh(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	start := time.Now()

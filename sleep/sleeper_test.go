@@ -210,6 +210,9 @@ func TestSleeperCycle(t *testing.T) {
 // datagrams are dropped, stop runs to clean up, and it is asleep again;
 // start never runs in a loop.
 func TestSleeperWakeFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three wakes that fail, two of them at ready_timeout: -short")
+	}
 	for _, tc := range []struct {
 		reason, body, out string
 	}{
@@ -301,6 +304,9 @@ func TestSleeperQueryNeverWakes(t *testing.T) {
 // it opens within a few rounds, and the cycle goes on (asleep again after
 // after, the flood refused past the hour's wakes).
 func TestSleeperDeliverEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a flood across a wake: -short")
+	}
 	ts := newTestSleeper(t, 300*time.Millisecond, 5*time.Second, "touch $(dirname $0)/up")
 	ts.g.delay = time.Millisecond
 	ts.waitPhase(t, Asleep, 5*time.Second)
