@@ -15,6 +15,7 @@ import (
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
+	"github.com/queryd/queryd/sleep"
 	"github.com/queryd/queryd/sqp"
 )
 
@@ -22,8 +23,8 @@ import (
 var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}, sqp.Module{}}
 
 // exampleModules are the modules and the sources' tables the daemon adds
-// (daemon.ConfigModules: [agones]), as queryd parses its files.
-var exampleModules = append(append([]config.Module(nil), modules...), agones.ConfigModule{})
+// (daemon.ConfigModules: [agones], [sleep]), as queryd parses its files.
+var exampleModules = append(append([]config.Module(nil), modules...), agones.ConfigModule{}, sleep.ConfigModule{})
 
 func parse(text string) (*config.Config, error) { return config.Parse([]byte(text), modules...) }
 
