@@ -8,8 +8,8 @@ import (
 // sourceModules are the config tables of the state's sources that the
 // daemon runs itself beside the feed and [upstream] (which package config
 // holds): [agones]. They are not protocol modules (no handler, no place in
-// the demux, nothing to query), so they are not in cmd/queryd's
-// registration list, which names protocols only; the daemon owns them as it
+// the demux, nothing to query), so they are not in the registration list
+// (package protocols), which names protocols only; the daemon owns them as it
 // owns the poller of [upstream], and every parser of a config (the daemon's
 // reload, queryd run and check, daemontest) takes them through
 // ConfigModules, so that no caller can forget one.
