@@ -181,7 +181,7 @@ func agonesRSSBound() int64 {
 // healthz is /healthz's status and body.
 func healthz(t *testing.T, d *Daemon) (int, map[string]any) {
 	t.Helper()
-	resp, err := d.httpClient(5 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
+	resp, err := d.HTTPClient(5 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -455,7 +455,7 @@ func TestUnprovenBudgetSplit(t *testing.T) {
 			udp = append(udp, fmt.Sprintf("[::1]:%d", port6))
 		}
 		loops := testWorkers * len(udp)
-		d.WriteConfig(t, Tables{"listen": {"udp": udp, "workers": testWorkers}, "limits": limits, "quake3": {"packet_rate": 0}})
+		d.WriteConfig(t, baseTables(), Tables{"listen": {"udp": udp, "workers": testWorkers}, "limits": limits, "quake3": {"packet_rate": 0}})
 		d.Start(t)
 		var srcs []*Source
 		for j := 0; j < 32; j++ {

@@ -1,12 +1,13 @@
 package hostile
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestDescriptorBudget runs the daemon under `ulimit -n 1024` with relay
@@ -22,7 +23,7 @@ func TestDescriptorBudget(t *testing.T) {
 		t.Skip("skipped: " + why)
 	}
 	const nofile, clients, idleHTTP = 1024, 1500, 300
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	httpAddr := testkit.FreeTCPAddr(t)
 	d := newDaemon(t, Tables{
 		// No /24 cap nor reserve: the clients may take every session the
 		// descriptor budget leaves.

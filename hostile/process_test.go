@@ -40,7 +40,7 @@ func TestSighupInvalidConfig(t *testing.T) {
 	d := StartDaemon(t, nil)
 	expectSeen(t, d, "start", "hostile test", "Alice", "Bob")
 
-	d.WriteConfig(t, Tables{"server": {"name": "Reloaded"}})
+	d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Reloaded"}})
 	d.Signal(t, syscall.SIGHUP)
 	if !waitFor(3*time.Second, func() bool { return observe(t, d).name == "Reloaded" }) {
 		t.Fatalf("a good config did not take effect on SIGHUP:\n%s", d.Output())
@@ -52,15 +52,15 @@ func TestSighupInvalidConfig(t *testing.T) {
 	}{
 		{"TOML syntax error", func() []byte { return []byte("[listen\nudp = 1\n") }},
 		{"bad limit", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken"}, "limits": {"per_ip_rate": "lots"}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken"}, "limits": {"per_ip_rate": "lots"}})
 			return nil
 		}},
 		{"unknown key", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken"}, "a2s": {"enabeld": true}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken"}, "a2s": {"enabeld": true}})
 			return nil
 		}},
 		{"bad [server] value", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken", "max_players": -1}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken", "max_players": -1}})
 			return nil
 		}},
 		{"config file removed", func() []byte {

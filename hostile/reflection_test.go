@@ -318,7 +318,7 @@ func TestReflectionRatioIPv6(t *testing.T) {
 	probe.Close()
 	d := newDaemon(t, nil)
 	v6 := fmt.Sprintf("[::1]:%d", port)
-	d.WriteConfig(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "listen": {"udp": []string{d.UDPAddr, v6}}})
+	d.WriteConfig(t, baseTables(), Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "listen": {"udp": []string{d.UDPAddr, v6}}})
 	d.Start(t)
 	c, err := net.Dial("udp6", v6)
 	if err != nil {

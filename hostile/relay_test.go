@@ -395,7 +395,7 @@ func TestRelaySelfLoopRefused(t *testing.T) {
 	d := newDaemon(t, nil)
 	_, port, _ := net.SplitHostPort(d.UDPAddr)
 	for _, upstream := range []string{d.UDPAddr, "localhost:" + port} {
-		d.WriteConfig(t, Tables{"relay": {"upstream": upstream}})
+		d.WriteConfig(t, baseTables(), Tables{"relay": {"upstream": upstream}})
 		out, err := exec.Command(querydBin, "check", "-config", d.ConfigPath).CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "relay.upstream") {

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // startOpenArena runs Debian's openarena-server (an ioquake3 server) on
@@ -26,7 +28,7 @@ func startOpenArena(t *testing.T) string {
 			t.Skip("openarena-server is not installed (apt-get install openarena-server): skipped")
 		}
 	}
-	port := freeUDPPort(t)
+	port := testkit.FreeUDPPort(t)
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -35,7 +37,7 @@ func startOpenArena(t *testing.T) string {
 		"+set", "sv_maxclients", "12", "+set", "sv_master1", "", "+set", "com_homepath", home, "+map", "oa_dm1")
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	cmd.WaitDelay = 2 * time.Second
-	out := &logBuffer{}
+	out := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)

@@ -64,7 +64,7 @@ func startNSRelay(t *testing.T, ns string, game *handshakeGame, relayKeys map[st
 	for k, v := range relayKeys {
 		keys[k] = v
 	}
-	d.WriteConfig(t, Tables{"relay": keys, "listen": {"workers": testWorkers,
+	d.WriteConfig(t, baseTables(), Tables{"relay": keys, "listen": {"workers": testWorkers,
 		"udp": []string{d.UDPAddr, fmt.Sprintf("[%s]:%d", relayV6, ap.Port())}}})
 	d.Netns = ns
 	d.Start(t)

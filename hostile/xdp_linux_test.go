@@ -60,7 +60,7 @@ func startXDPDaemon(t *testing.T, over Tables) *xdpDaemon {
 		over = Tables{}
 	}
 	over["xdp"] = map[string]any{"interfaces": []string{n.ServerIf}, "mode": "native"}
-	d.WriteConfig(t, over)
+	d.WriteConfig(t, baseTables(), over)
 	d.Start(t)
 	if got := d.Metrics(t).Sum("queryd_xdp_attached", "interface", n.ServerIf, "mode", "native"); got != 1 {
 		t.Fatalf("queryd_xdp_attached{interface=%q,mode=\"native\"} = %v, want 1:\n%s", n.ServerIf, got, d.Output())
@@ -650,7 +650,7 @@ func TestXDPBusiestSources(t *testing.T) {
 				} `json:"sources"`
 			} `json:"busiest"`
 		}
-		resp, err := x.httpClient(5 * time.Second).Get("http://" + x.AdminAddr + "/status.json")
+		resp, err := x.HTTPClient(5 * time.Second).Get("http://" + x.AdminAddr + "/status.json")
 		if err != nil {
 			t.Fatalf("GET /status.json: %v", err)
 		}
