@@ -48,7 +48,7 @@ func TestCppQueue(t *testing.T) {
 // retries with backoff (a few times in 3 s, not in a tight loop).
 func cppWrongToken(t *testing.T, bin string) {
 	d := newDaemon(t)
-	d.start(t)
+	d.Start(t)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"QUERYD_FEED_SOCKET=", "QUERYD_FEED_TOKEN=not-the-token-at-all"}
 	c := startClient(t, cmd, d.env())
@@ -72,7 +72,7 @@ func cppWrongToken(t *testing.T, bin string) {
 		t.Errorf("queryd serves the client's state although its token was wrong: %v", s)
 	}
 	if ok := d.httpAnswers(t); ok != 0 {
-		t.Errorf("the HTTP feed answered %d requests with 200 for a wrong token", ok)
+		t.Errorf("the HTTP feed answered %.0f requests with 200 for a wrong token", ok)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestGoRecover: feed.Client (NewClient, over the feed socket) through the
@@ -32,7 +33,7 @@ func recoverGo(t *testing.T, env []string) *client {
 		}
 		return def
 	}
-	c := &client{out: &lockedBuffer{}, done: make(chan struct{})}
+	c := &client{out: &testkit.Buffer{}, done: make(chan struct{})}
 	say := func(format string, args ...any) { fmt.Fprintf(c.out, format+"\n", args...) }
 	fc := feed.NewClient(get("QUERYD_FEED_SOCKET", ""))
 	fc.OnRejected = func(r *feed.Rejection) { say("rejected %s: %s", r.Op, r.Err.Msg) }
