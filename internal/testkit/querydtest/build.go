@@ -21,9 +21,10 @@ const modulePath = "github.com/queryd/queryd"
 // Build is one way of building cmd/queryd. The zero value is a plain
 // `go build`.
 type Build struct {
-	Race    bool   // -race: a data race in the daemon makes it exit non-zero
-	Static  bool   // CGO_ENABLED=0, as CI, the packages and the container image build it
-	LDFlags string // -ldflags, e.g. "-X main.version=v1.2.3"
+	Race     bool   // -race: a data race in the daemon makes it exit non-zero
+	Static   bool   // CGO_ENABLED=0, as CI, the packages and the container image build it
+	TrimPath bool   // -trimpath, as the packages and the container image build it
+	LDFlags  string // -ldflags, e.g. "-X main.version=v1.2.3"
 }
 
 // RaceBuild is the daemon the suites run by default: built with the race
@@ -87,6 +88,9 @@ func (b Build) run(out string) error {
 	args := []string{"build", "-o", out}
 	if b.Race {
 		args = append(args, "-race")
+	}
+	if b.TrimPath {
+		args = append(args, "-trimpath")
 	}
 	if b.LDFlags != "" {
 		args = append(args, "-ldflags", b.LDFlags)
