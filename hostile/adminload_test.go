@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
 
 // a2sInfoRequest is A2S_INFO without a challenge (25 bytes).
@@ -344,21 +345,13 @@ func median(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// plainBin builds cmd/queryd without the race detector, once per test
+// plainBin is cmd/queryd built without the race detector, once per test
 // binary (the daemon the other tests run is race-enabled): the binary
 // latency figures are measured on. With -hostile.race=false or
 // -hostile.bin it is that binary.
-var plainBin = sync.OnceValues(func() (string, error) {
+func plainBin() (string, error) {
 	if !*flagRace || *flagBin != "" {
 		return querydBin, nil
 	}
-	exe := filepath.Join(filepath.Dir(querydBin), "queryd-plain")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "./cmd/queryd")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/queryd: %v\n%s", err, out)
-	}
-	return exe, nil
-})
+	return querydtest.Build{}.Path()
+}

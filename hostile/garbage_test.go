@@ -15,9 +15,9 @@ import (
 	"github.com/queryd/queryd/sqp"
 )
 
-// demux is the daemon's demultiplexing order (cmd/queryd/modules.go) with
+// demux is the daemon's demultiplexing order (protocols.List) with
 // each protocol package's own Claims: the test predicts where every
-// datagram must be counted.
+// datagram must be counted (TestEveryProtocolAttacked holds it to the list).
 var demux = []struct {
 	name   string
 	claims func([]byte) bool
