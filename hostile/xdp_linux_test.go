@@ -278,13 +278,15 @@ func (c *replyCapture) sum(srcs []netip.AddrPort) (t tally, worst int64) {
 	return t, worst
 }
 
-// waitQuiet waits until nothing has come for quiet, or limit has passed.
+// waitQuiet waits until nothing has come for quiet (counted from the call
+// at the earliest), or limit has passed.
 func (c *replyCapture) waitQuiet(quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
+	start := time.Now()
+	deadline := start.Add(limit)
 	for time.Now().Before(deadline) {
 		time.Sleep(quiet / 4)
 		c.mu.Lock()
-		last := int64(0)
+		last := start.UnixNano()
 		for _, tl := range c.per {
 			last = max(last, tl.last)
 		}
