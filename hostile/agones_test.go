@@ -84,6 +84,7 @@ func newBadSDK(t *testing.T) *badSDK {
 // (/healthz 503, reason agones); once the SDK server is good again queryd
 // answers again without a restart.
 func TestAgonesBadSDKServer(t *testing.T) {
+	t.Parallel() // it waits for the poller's timeouts
 	if testing.Short() {
 		t.Skip("SKIP: a stand-in SDK server streaming hundreds of MiB: -short")
 	}

@@ -19,8 +19,15 @@ var (
 // -hostile.race=false).
 var querydBin string
 
+// parallel is how many of the tests that mostly wait (t.Parallel: slow
+// attacks at one byte a second, namespaces paced far under a CPU, a real
+// game server, stale_after timers) run at once; the others, floods and
+// latency figures, run one at a time before them.
+const parallel = 4
+
 func TestMain(m *testing.M) {
 	flag.Parse()
+	querydtest.SetParallel(parallel)
 	os.Exit(querydtest.Main(m, func() (err error) {
 		querydBin = *flagBin
 		if querydBin == "" {
@@ -28,6 +35,16 @@ func TestMain(m *testing.M) {
 		}
 		return err
 	}))
+}
+
+// skipShort skips t under -short, saying what makes it slow (floods,
+// namespaces, real servers and the other tests over about 2 s skip; the
+// rest cover the suite's logic in a quick run).
+func skipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what + ": -short")
+	}
 }
 
 // Daemon is one queryd process of the harness (internal/testkit/querydtest).

@@ -81,6 +81,7 @@ func plantStaleSocket(t *testing.T, path string, uid int) {
 // bound its own there, where that user could replace it and receive the
 // game server's state. A folder queryd makes itself is 0700 and used.
 func TestFeedSocketFolderTakenOver(t *testing.T) {
+	t.Parallel() // refused starts
 	if os.Getuid() != 0 {
 		t.Skip("needs root to make a folder owned by another user")
 	}

@@ -168,6 +168,7 @@ func gameReconnect(t testing.TB, d *Daemon, name string) time.Duration {
 // hold every one for the 60 s idle timeout), its memory stays bounded, and
 // a legitimate GET and a feed reconnect are answered within 2 s.
 func TestSAGLHTTPConnFlood(t *testing.T) {
+	skipShort(t, "a connection flood")
 	n := httpConnsSize()
 	httpAddr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})
@@ -228,6 +229,7 @@ func httpRSSBound() int64 {
 // well below the limit, the reconnect is answered at once, and a
 // legitimate GET gets through.
 func TestHTTPDescriptorExhaustion(t *testing.T) {
+	skipShort(t, "1,100 connections at a 1,024-descriptor limit")
 	const limit, n = 1024, 1100
 	httpAddr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})

@@ -22,6 +22,7 @@ import (
 // getinfo. It skips the test where openarena-server is not installed.
 func startOpenArena(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "a real ioquake3 server")
 	bin, err := exec.LookPath("openarena-server")
 	if err != nil {
 		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
@@ -92,6 +93,7 @@ func askChallenge(c *net.UDPConn, pub netip.AddrPort) bool {
 // each must get 6/6 (the issue measured 8/8 direct to the server). The
 // feed's peer maps each session, at its own address, to its real client.
 func TestRelayOpenArenaPerClientLimits(t *testing.T) {
+	t.Parallel() // 3 getchallenge a second and a real server: it waits
 	game := startOpenArena(t)
 	d := StartDaemon(t, Tables{"relay": {"upstream": game}, "quake3": {"enabled": true}})
 	pub := netip.MustParseAddrPort(d.UDPAddr)

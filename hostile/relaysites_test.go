@@ -31,6 +31,7 @@ type relayRow struct {
 }
 
 func TestRelaySiteCaps(t *testing.T) {
+	t.Parallel() // each row in a namespace of its own, paced well under a CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}
@@ -47,7 +48,10 @@ func TestRelaySiteCaps(t *testing.T) {
 		}},
 	}
 	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) { runRelayRow(t, row) })
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			runRelayRow(t, row)
+		})
 	}
 }
 

@@ -90,6 +90,7 @@ func (tr *trickler) stop() {
 // connections: every one of the game's patches (one a second) is
 // answered 200 within a second.
 func TestFeedHTTPTrickle(t *testing.T) {
+	t.Parallel() // one byte a second: it waits
 	if testing.Short() {
 		t.Skip("a 12 s attack: -short")
 	}
@@ -138,6 +139,7 @@ func TestFeedHTTPTrickle(t *testing.T) {
 // that have not finished their headers are shed for new ones: every probe
 // answers within 1 s.
 func TestAdminTrickle(t *testing.T) {
+	t.Parallel() // one byte a second: it waits
 	if testing.Short() {
 		t.Skip("an 8 s attack: -short")
 	}

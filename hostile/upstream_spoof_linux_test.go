@@ -32,6 +32,7 @@ const spoofLow, spoofHigh = 32768, 60999
 // front ever shows the forged state, the front's state stays the game
 // server's, and its polls keep being answered throughout.
 func TestUpstreamSpoofedAnswers(t *testing.T) {
+	t.Parallel() // its own namespace; it waits for polls
 	if why := rawSupported(); why != "" {
 		t.Skip(why)
 	}
