@@ -1,6 +1,7 @@
 package clients_test
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,7 +9,16 @@ import (
 	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(querydtest.Main(m)) }
+// parallel is how many client tests run at once: each mostly waits (on
+// its client's feed, stale_after, a restart, a 3 s freeze); the compiles
+// for Windows run one at a time.
+const parallel = 4
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	querydtest.SetParallel(parallel)
+	os.Exit(querydtest.Main(m))
+}
 
 // daemon is a queryd process of the harness (internal/testkit/querydtest)
 // feeding the clients' state over A2S and SAGL, with the HTTP feed on;

@@ -17,6 +17,10 @@ import (
 // queryd restart, a rejected patch then a restart, a rejected patch before
 // queryd runs.
 func TestGoRecover(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("feed.Client through three queryd restarts: -short")
+	}
 	recoverRows(t, recoverGo)
 }
 

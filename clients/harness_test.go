@@ -7,7 +7,8 @@
 // recover rows (a rejected patch never sticks) for every client, the
 // examples/ feeders and feed.Client included. A test skips, saying
 // which tool is missing, when the compiler or engine is not installed
-// (.ci/run installs them).
+// (.ci/run installs them), and under -short. The tests mostly wait, so they
+// run 4 at a time (t.Parallel), each against its own queryd.
 package clients_test
 
 import (
@@ -221,9 +222,13 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 	}
 }
 
-// need returns the path of tool, or skips the test naming it.
+// need returns the path of tool, or skips the test naming it; under
+// -short it skips (every client test runs for many seconds).
 func need(t *testing.T, tool, why string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: a real client for many seconds: -short", why)
+	}
 	p, err := exec.LookPath(tool)
 	if err != nil && os.Getenv("QUERYD_REQUIRE_CLIENT_TOOLS") != "" {
 		t.Fatalf("%s is not installed, and QUERYD_REQUIRE_CLIENT_TOOLS (.ci/run) requires it: %s", tool, why)

@@ -149,6 +149,7 @@ func processRecover(mk func() *exec.Cmd) recoverStarter {
 func recoverRows(t *testing.T, start recoverStarter) {
 	t.Helper()
 	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
 		d.Start(t)
 		c := start(t, append(d.env(), "QUERYD_RECOVER_BAD=0"))
@@ -162,6 +163,7 @@ func recoverRows(t *testing.T, start recoverStarter) {
 		}
 	})
 	t.Run("bad-patch-then-restart", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
 		d.Start(t)
 		c := start(t, d.env())
@@ -179,6 +181,7 @@ func recoverRows(t *testing.T, start recoverStarter) {
 		}
 	})
 	t.Run("bad-patch-before-connect", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
 		c := start(t, d.env())
 		c.waitOutput(t, "later", 60*time.Second)
