@@ -42,5 +42,6 @@
 // One server's stale feed silences that server only.
 //
 // The daemon names no protocol: it is given the modules (Module), in demux
-// order, by the registration list in cmd/queryd.
+// order, by the registration list (package protocols, which cmd/queryd
+// runs).
 package daemon

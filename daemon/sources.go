@@ -10,8 +10,8 @@ import (
 // daemon runs itself beside the feed and [upstream] (which package config
 // holds): [agones], and [sleep] after it (whose check asks whether
 // [agones] is on). They are not protocol modules (no handler, no place in
-// the demux, nothing to query), so they are not in cmd/queryd's
-// registration list, which names protocols only; the daemon owns them as it
+// the demux, nothing to query), so they are not in the registration list
+// (package protocols), which names protocols only; the daemon owns them as it
 // owns the poller of [upstream], and every parser of a config (the daemon's
 // reload, queryd run and check, daemontest) takes them through
 // ConfigModules, so that no caller can forget one.

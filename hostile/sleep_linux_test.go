@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"github.com/queryd/queryd/internal/testkit"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ func newSleepGameServer(t *testing.T) *sleepGameServer {
 	if err != nil {
 		t.Skip("python3 is not installed: the sleep flood's game server is a python3 script")
 	}
-	g := &sleepGameServer{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))}
+	g := &sleepGameServer{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPPort(t))}
 	port := g.addr[strings.LastIndexByte(g.addr, ':')+1:]
 	write := func(name, body string, mode os.FileMode) string {
 		p := filepath.Join(g.dir, name)

@@ -3,6 +3,7 @@ package interop
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/queryd/queryd/internal/testkit"
 	"net"
 	"os"
 	"os/exec"
@@ -43,7 +44,7 @@ func newSleepOA(t *testing.T) *sleepOA {
 		}
 	}
 	NeedCommand(t, "sh")
-	o := &sleepOA{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))}
+	o := &sleepOA{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPPort(t))}
 	home := filepath.Join(o.dir, "home")
 	port := o.addr[strings.LastIndexByte(o.addr, ':')+1:]
 	o.start = o.script(t, "start", fmt.Sprintf(`echo start >> %[1]s/log
@@ -125,7 +126,7 @@ func (o *sleepOA) waitBot(t *testing.T) {
 // sleepHealth is /healthz's asleep and state.
 func sleepHealth(t *testing.T, d *Daemon) (asleep bool, state string) {
 	t.Helper()
-	resp, err := d.httpClient(2 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
+	resp, err := d.HTTPClient(2 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

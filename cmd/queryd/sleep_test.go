@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/queryd/queryd/internal/testkit"
 	"io"
 	"log/slog"
 	"net"
@@ -99,7 +100,7 @@ func newSleepGame(t *testing.T, startBody string) *sleepGame {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh for the start and stop scripts")
 	}
-	g := &sleepGame{dir: testDir(t), addr: fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))}
+	g := &sleepGame{dir: testDir(t), addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPPort(t))}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

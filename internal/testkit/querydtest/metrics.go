@@ -1,4 +1,4 @@
-package hostile
+package querydtest
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ type Metrics []Sample
 // Metrics scrapes the daemon's /metrics and parses the text format.
 func (d *Daemon) Metrics(t testing.TB) Metrics {
 	t.Helper()
-	resp, err := d.httpClient(5 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
+	resp, err := d.HTTPClient(5 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}
@@ -32,16 +32,47 @@ func (d *Daemon) Metrics(t testing.TB) Metrics {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %s", resp.Status)
 	}
-	m, err := parseMetrics(resp.Body)
+	m, err := ParseMetrics(resp.Body)
 	if err != nil {
 		t.Fatalf("parsing /metrics: %v", err)
 	}
 	return m
 }
 
-// parseMetrics reads the Prometheus text exposition format (no escapes in
+// Metric returns one sample's value from the daemon's /metrics, the
+// sample named as /metrics prints it (`name{label="value",...}`, labels
+// in order); it fails t when /metrics has no such sample.
+func (d *Daemon) Metric(t testing.TB, sample string) float64 {
+	t.Helper()
+	for _, s := range d.Metrics(t) {
+		if s.String() == sample {
+			return s.Value
+		}
+	}
+	t.Fatalf("/metrics has no %s", sample)
+	return 0
+}
+
+// String is the sample's name and labels as /metrics prints them: the
+// labels sorted by name, each value quoted.
+func (s Sample) String() string {
+	if len(s.Labels) == 0 {
+		return s.Name
+	}
+	ks := make([]string, 0, len(s.Labels))
+	for k := range s.Labels {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for i, k := range ks {
+		ks[i] = k + "=" + strconv.Quote(s.Labels[k])
+	}
+	return s.Name + "{" + strings.Join(ks, ",") + "}"
+}
+
+// ParseMetrics reads the Prometheus text exposition format (no escapes in
 // label values beyond \" and \\, which queryd's labels never hold).
-func parseMetrics(r io.Reader) (Metrics, error) {
+func ParseMetrics(r io.Reader) (Metrics, error) {
 	var out Metrics
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -50,43 +81,53 @@ func parseMetrics(r io.Reader) (Metrics, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		s := Sample{Labels: map[string]string{}}
-		rest := line
-		if i := strings.IndexByte(line, '{'); i >= 0 {
-			j := strings.LastIndexByte(line, '}')
-			if j < i {
-				return nil, &parseError{line}
-			}
-			s.Name = line[:i]
-			for _, kv := range splitLabels(line[i+1 : j]) {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					return nil, &parseError{line}
-				}
-				s.Labels[k] = strings.Trim(v, `"`)
-			}
-			rest = strings.TrimSpace(line[j+1:])
-		} else {
-			name, val, ok := strings.Cut(line, " ")
-			if !ok {
-				return nil, &parseError{line}
-			}
-			s.Name, rest = name, val
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return nil, &parseError{line}
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
+		s, err := parseSample(line)
 		if err != nil {
-			return nil, &parseError{line}
+			return nil, err
 		}
-		s.Value = v
 		out = append(out, s)
 	}
 	return out, sc.Err()
 }
 
+// parseSample parses one sample line.
+func parseSample(line string) (Sample, error) {
+	s := Sample{Labels: map[string]string{}}
+	rest := line
+	if i := strings.IndexByte(line, '{'); i >= 0 {
+		j := strings.LastIndexByte(line, '}')
+		if j < i {
+			return s, &parseError{line}
+		}
+		s.Name = line[:i]
+		for _, kv := range splitLabels(line[i+1 : j]) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return s, &parseError{line}
+			}
+			s.Labels[k] = strings.Trim(v, `"`)
+		}
+		rest = strings.TrimSpace(line[j+1:])
+	} else {
+		name, val, ok := strings.Cut(line, " ")
+		if !ok {
+			return s, &parseError{line}
+		}
+		s.Name, rest = name, val
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return s, &parseError{line}
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return s, &parseError{line}
+	}
+	s.Value = v
+	return s, nil
+}
+
+// splitLabels splits a sample's label list at the commas outside quotes.
 func splitLabels(s string) []string {
 	var out []string
 	inQuote := false
@@ -110,6 +151,7 @@ func splitLabels(s string) []string {
 	return out
 }
 
+// parseError is a /metrics line ParseMetrics cannot read.
 type parseError struct{ line string }
 
 func (e *parseError) Error() string { return "cannot parse metrics line " + strconv.Quote(e.line) }
@@ -146,60 +188,23 @@ func (m Metrics) Requests(protocol string) map[string]float64 {
 	return out
 }
 
-// Sub returns m - base for every sample of m (counters between two scrapes).
+// Sub returns m - base for every sample of m (counters between two
+// scrapes).
 func (m Metrics) Sub(base Metrics) Metrics {
-	key := func(s Sample) string {
-		ks := make([]string, 0, len(s.Labels))
-		for k, v := range s.Labels {
-			ks = append(ks, k+"="+v)
-		}
-		sort.Strings(ks)
-		return s.Name + "{" + strings.Join(ks, ",") + "}"
-	}
 	old := map[string]float64{}
 	for _, s := range base {
-		old[key(s)] = s.Value
+		old[s.String()] = s.Value
 	}
 	out := make(Metrics, len(m))
 	for i, s := range m {
-		out[i] = Sample{Name: s.Name, Labels: s.Labels, Value: s.Value - old[key(s)]}
+		out[i] = Sample{Name: s.Name, Labels: s.Labels, Value: s.Value - old[s.String()]}
 	}
 	return out
 }
 
-func TestParseMetrics(t *testing.T) {
-	text := `# HELP queryd_requests_total x
-# TYPE queryd_requests_total counter
-queryd_requests_total{outcome="answered",protocol="a2s"} 12
-queryd_requests_total{outcome="malformed",protocol="a2s"} 3
-queryd_requests_total{outcome="malformed",protocol="sagl"} 4
-queryd_state_version 7
-go_gc_duration_seconds{quantile="0.5"} 1.5e-05
-`
-	m, err := parseMetrics(strings.NewReader(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.Sum("queryd_requests_total"); got != 19 {
-		t.Errorf("sum of requests = %v, want 19", got)
-	}
-	if got := m.Sum("queryd_requests_total", "outcome", "malformed"); got != 7 {
-		t.Errorf("malformed = %v, want 7", got)
-	}
-	if got := m.Requests("a2s")["answered"]; got != 12 {
-		t.Errorf("a2s answered = %v, want 12", got)
-	}
-	if got := m.Sum("queryd_state_version"); got != 7 {
-		t.Errorf("version = %v, want 7", got)
-	}
-	if _, err := parseMetrics(strings.NewReader("broken{a=\"b\" 1\n")); err == nil {
-		t.Errorf("a line without a closing brace parsed")
-	}
-}
-
-// relayHandled is how many unclaimed datagrams the relay took in m: those
+// RelayHandled is how many unclaimed datagrams the relay took in m: those
 // it passed to the game server (forwarded) and those it dropped (its caps,
 // a loop: relay_dropped).
-func relayHandled(m Metrics) float64 {
+func RelayHandled(m Metrics) float64 {
 	return m.Sum("queryd_requests_total", "outcome", "forwarded") + m.Sum("queryd_requests_total", "outcome", "relay_dropped")
 }
