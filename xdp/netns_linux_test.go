@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,10 +47,14 @@ func needXDP(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("XDP tests need ip(8) (iproute2) to make network namespaces: skipped")
 	}
-	if err := loadUnbound(); err != nil {
+	if err := loadOnce(); err != nil {
 		t.Skipf("the kernel refuses the XDP program: %v: skipped", err)
 	}
 }
+
+// loadOnce asks the kernel once per test binary whether it takes the
+// program (its verifier takes a second or two each time).
+var loadOnce = sync.OnceValue(loadUnbound)
 
 func run(args ...string) error {
 	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
@@ -63,6 +68,9 @@ func run(args ...string) error {
 // queryd_pass on the client's end; t.Cleanup removes them.
 func newTestNet(t *testing.T) *testNet {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("network namespaces: skipped under -short")
+	}
 	id := fmt.Sprintf("%d%d", os.Getpid()%10000, time.Now().UnixNano()%1000)
 	n := &testNet{srvNS: "qdx-s" + id, cliNS: "qdx-c" + id, srvIf: "qxs" + id, cliIf: "qxc" + id}
 	t.Cleanup(n.remove)

@@ -190,6 +190,9 @@ print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))`
 // nothing of queryd's (it feeds nothing: queryd reads Agones), and the
 // config (deploy/kubernetes/queryd.toml) has [agones].
 func TestKubernetesManifest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the manifests parsed by PyYAML: skipped under -short")
+	}
 	docs, ok := yamlAsJSON(t, "deploy/kubernetes/gameserver.yaml")
 	if !ok {
 		t.Skip("PyYAML unavailable: deploy/kubernetes/gameserver.yaml not parsed")

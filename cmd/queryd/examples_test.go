@@ -129,6 +129,9 @@ func checkFed(t *testing.T, bin, addr, name string) {
 }
 
 func TestFeedExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the examples in their real runtimes, a static build: skipped under -short")
+	}
 	bin := buildStatic(t)
 	t.Run("static build", func(t *testing.T) { checkStatic(t, bin) })
 	dir := testDir(t)
@@ -229,6 +232,9 @@ func runFailing(t *testing.T, env []string, args ...string) string {
 // listens (they used to try /run/queryd/feed.sock and print "[Errno 2] No
 // such file or directory").
 func TestFeedExamplesFindTheSocket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the examples in their real runtimes, a static build: skipped under -short")
+	}
 	bin := buildStatic(t)
 	examples, err := filepath.Abs("../../examples")
 	if err != nil {
