@@ -73,6 +73,10 @@ func (n *Net) steps() [][]string {
 	return [][]string{
 		{"ip", "netns", "add", s},
 		{"ip", "netns", "add", c},
+		// neither forwards, whatever the host does (a new namespace takes
+		// the host's IPv4 forwarding: on every Docker host, on)
+		{"ip", "netns", "exec", s, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
+		{"ip", "netns", "exec", c, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
 		{"ip", "link", "add", n.ServerIf, "netns", s, "type", "veth", "peer", "name", n.ClientIf, "netns", c},
 		{"ip", "-n", s, "addr", "add", ServerAddr4.String() + "/24", "dev", n.ServerIf},
 		{"ip", "-n", c, "addr", "add", ClientAddr4.String() + "/24", "dev", n.ClientIf},
