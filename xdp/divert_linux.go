@@ -91,7 +91,7 @@ func (f *FastPath) Divert(server string, addrs []DivertAddr) (d *Divert, err err
 			d.closeLocked()
 		}
 	}()
-	mask := protoMask(s.protocols())
+	mask := f.protoMask(s.protocols())
 	for _, a := range addrs {
 		k := divertKey(a.Game)
 		h.owner[k] = d
@@ -192,20 +192,11 @@ func (s *server) protocols() []module.Protocol {
 	return nil
 }
 
-// protoIndex maps the protocols' names to the program's rows.
-var protoIndex = func() map[string]int {
-	m := map[string]int{}
-	for i, n := range protocolLabel {
-		m[n] = i
-	}
-	return m
-}()
-
-// protoMask is the program's mask of the protocols ps (1 << proto).
-func protoMask(ps []module.Protocol) uint8 {
+// protoMask is the program's mask of the protocols ps (1 << row).
+func (f *FastPath) protoMask(ps []module.Protocol) uint8 {
 	var mask uint8
 	for _, p := range ps {
-		if i, ok := protoIndex[p.Name()]; ok {
+		if i, ok := f.list.row(p.Name()); ok {
 			mask |= 1 << i
 		}
 	}
@@ -219,7 +210,7 @@ func (f *FastPath) divertProtocols(server string, ps []module.Protocol) error {
 	h := &f.dv
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	mask := protoMask(ps)
+	mask := f.protoMask(ps)
 	var errs []error
 	for k, d := range h.owner {
 		if d.server != server {
