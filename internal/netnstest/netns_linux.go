@@ -36,9 +36,13 @@ var seq atomic.Int32
 // XDP program on the client's end (a veth receives what its peer's program
 // sends with XDP_TX only when it has a program itself). t.Cleanup removes
 // it all. It skips the test, saying why, when not root, without ip(8) or
-// when the kernel refuses XDP; a program the verifier rejects fails it.
+// when the kernel refuses XDP, and under -short (the tests that need it
+// are slow); a program the verifier rejects fails it.
 func New(t testing.TB) *Net {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a test network of namespaces and a veth: -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the XDP test network needs root (network namespaces, CAP_BPF, CAP_NET_ADMIN): skipped")
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (MIT OR GPL-2.0-only)
 //
 // The fast path's protocols: the one list, in demux order (the socket
-// path's, cmd/queryd/modules.go). Adding a protocol is its header and its
+// path's, protocols/protocols.go). Adding a protocol is its header and its
 // line here.
 //
 // A protocol's header NAME.h (NAME: its module's Name(), "quake3") holds,
