@@ -241,16 +241,19 @@
 // (queryd.c's divert hook, before the parse path). Per divert address queryd binds
 // a port of the kernel's choosing on the same address (the hidden port,
 // one of the listen table's), and the program's divert table (divert_map:
-// address and port → hidden port, server index, the protocols on) sends:
+// address and port → hidden port, server index, the protocols it takes:
+// those of Divert's takes that are on, config's [listen] divert_protocols,
+// by default the [upstream] protocol) sends:
 //
-//	a datagram a protocol on claims (its module's Claims)  its destination port rewritten to the hidden port (the UDP
-//	                                                        checksum fixed), then the parse path as for a listen address:
+//	a whole request of a protocol it takes (its claim,     its destination port rewritten to the hidden port (the UDP
+//	bpf/NAME.h: its shape, not its first bytes)            checksum fixed), then the parse path as for a listen address:
 //	                                                        answered in the driver (the reply's source port put back to
 //	                                                        the game port), dropped (stale, a budget, deny), or passed
 //	                                                        to queryd's socket on the hidden port (a reply of several
 //	                                                        datagrams, a Quake 3 challenge argument, A2S GETCHALLENGE)
-//	anything else (game traffic, Quake 3 getchallenge and   XDP_PASS untouched: same source address and port, same
-//	connect, A2S 0x71, a protocol that is off)              bytes, to the game server
+//	anything else (game traffic, also when it starts like   XDP_PASS untouched: same source address and port, same
+//	a query; Quake 3 getchallenge and connect, A2S 0x71;    bytes, to the game server
+//	a protocol off or not taken)
 //	a frame the kernel's checks refuse (strict.h)           XDP_PASS untouched (not for this host: the kernel decides)
 //
 // The route back (route.h: our own address or a subnet broadcast as the

@@ -45,20 +45,26 @@ static __always_inline int a2s_pad(const struct query *q)
 	return 1;
 }
 
-// a2s_claim is a2s.Claims: FF FF FF FF then T (INFO), U (PLAYER) or V
-// (RULES); W (GETCHALLENGE) or i (A2A_PING) with only NUL padding after;
-// the compat retry A at exactly 9 bytes.
+// a2s_claim takes a whole A2S request, as a2s.ParseRequest reads it (not
+// the first bytes alone: divert leaves everything else to the game
+// server): FF FF FF FF then T and the whole "Source Engine Query\0"
+// (INFO; a token and padding may follow), U (PLAYER) or V (RULES) with
+// their 4-byte challenge, exactly 9 bytes; W (GETCHALLENGE) or i
+// (A2A_PING) with only NUL padding after; the compat retry A at exactly 9
+// bytes. The compat INFO ("SOURCE\0") goes to the socket path unclaimed.
 static __always_inline int a2s_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
 	if (!has(q, 5) || p[0] != 0xFF || p[1] != 0xFF || p[2] != 0xFF || p[3] != 0xFF)
 		return 0;
 	__u8 t = p[4];
-	if (t == 'T' || t == 'U' || t == 'V')
-		return 1;
+	if (t == 'T')
+		return has(q, 25) && bytes_eq(p + 5, a2s_engine, 20);
+	if (t == 'U' || t == 'V' || t == 'A')
+		return q->r.plen == 9;
 	if (t == 'W' || t == 'i')
 		return a2s_pad(q);
-	return t == 'A' && q->r.plen == 9;
+	return 0;
 }
 
 // a2s_challenge sends the 9-byte challenge: FF FF FF FF 'A' <token LE>.
@@ -91,11 +97,7 @@ static __always_inline int a2s_handle(struct query *q, const int v6)
 		return pass(q);
 	__u32 tok = 0xFFFFFFFF;
 	int tokened = 0;
-	if (kind == 'T') {
-		if (!has(q, 25))
-			return pass(q); // the socket path checks the short forms
-		if (!bytes_eq(p + 5, a2s_engine, 20))
-			return pass(q); // "SOURCE\0" (compat) and malformed ones
+	if (kind == 'T') { // a2s_claim took the whole "Source Engine Query\0"
 		if (has(q, 29)) {
 			tok = p[25] | ((__u32)p[26] << 8) | ((__u32)p[27] << 16) | ((__u32)p[28] << 24);
 			tokened = 1;

@@ -4,7 +4,7 @@
 // magic, the client's GUID: exactly 33 bytes) gets the pong with the
 // ping's time, under Bedrock's per-source packet rate and the unproven
 // budget (RakNet's ping proves nothing). A 33-byte datagram with the magic
-// and another id goes to the socket path (malformed there).
+// and another id is not claimed: the socket path counts it malformed.
 #ifndef QUERYD_BEDROCK_H // not #pragma once: protocols.h includes it again for its last line
 #define QUERYD_BEDROCK_H
 
@@ -21,12 +21,12 @@ enum bedrock_slot {
 static const __u8 raknet_magic[16] = {0x00, 0xFF, 0xFF, 0x00, 0xFE, 0xFE, 0xFE, 0xFE,
 				      0xFD, 0xFD, 0xFD, 0xFD, 0x12, 0x34, 0x56, 0x78};
 
-// bedrock_claim is bedrock.Claims: exactly 33 bytes with RakNet's magic at
-// offset 9, whatever the first byte.
+// bedrock_claim takes an unconnected ping: exactly 33 bytes, id 01 or
+// 02, RakNet's magic at offset 9.
 static __always_inline int bedrock_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
-	if (q->r.plen != BEDROCK_PING_LEN || !has(q, BEDROCK_PING_LEN))
+	if (q->r.plen != BEDROCK_PING_LEN || !has(q, BEDROCK_PING_LEN) || (p[0] != 0x01 && p[0] != 0x02))
 		return 0;
 	int same = 1;
 #pragma unroll
@@ -39,8 +39,8 @@ static __always_inline int bedrock_claim(const struct query *q)
 static __always_inline int bedrock_handle(struct query *q, const int v6)
 {
 	const __u8 *p = q->p;
-	if (!has(q, 9) || (p[0] != 0x01 && p[0] != 0x02))
-		return pass(q); // another id: the socket path counts it malformed
+	if (!has(q, 9))
+		return pass(q);
 	struct reply *body = slot(q, BEDROCK_PONG);
 	if (!body || !body->len)
 		return pass(q);

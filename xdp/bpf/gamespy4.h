@@ -15,11 +15,25 @@ enum gamespy4_slot {
 	GAMESPY4_SLOTS,
 };
 
-// gamespy4_claim is gamespy4.Claims: the magic FE FD.
+// gamespy4_claim takes a whole GameSpy4 request (not FE FD alone: a
+// Quake 3 client's datagram starts so once in 65,536): FE FD 09 and the
+// session, exactly 7 bytes (handshake); FE FD 00, the session and the
+// token, exactly 11 bytes (basic stat) or 15 with the full stat's padding
+// FF FF FF 01 or 00 00 00 00.
 static __always_inline int gamespy4_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
-	return has(q, 2) && p[0] == 0xFE && p[1] == 0xFD;
+	__u32 n = q->r.plen;
+	if (n == 7) // constant lengths in has(): the verifier learns the packet's range from them
+		return has(q, 7) && p[0] == 0xFE && p[1] == 0xFD && p[2] == 0x09;
+	if ((n != 11 && n != 15) || !has(q, 11) || p[0] != 0xFE || p[1] != 0xFD || p[2] != 0x00)
+		return 0;
+	if (n == 11)
+		return 1;
+	if (!has(q, 15))
+		return 0;
+	__u32 pad = ((__u32)p[11] << 24) | ((__u32)p[12] << 16) | ((__u32)p[13] << 8) | p[14];
+	return pad == 0xFFFFFF01 || pad == 0;
 }
 
 // gs4_handshake sends 09 <session> <token in decimal> 00.

@@ -10,9 +10,11 @@
 //	enum NAME_slot { NAME_X, ..., NAME_SLOTS }   its pre-encoded replies; the module's
 //	                                             FastReply{Query: "x"} fills NAME_X (a range
 //	                                             NAME_X ... NAME_X_LAST takes Index)
-//	static int NAME_claim(const struct query *q) whether the payload is a request of it
+//	static int NAME_claim(const struct query *q) whether the payload is a whole request
+//	                                             of it, its shape and not its first bytes
 //	                                             (queryd.c's demux, for listen and divert
-//	                                             addresses alike)
+//	                                             addresses alike: divert passes what no
+//	                                             claim takes to the game server)
 //	static int NAME_handle(struct query *q, int v6)  answers (reply.h's answer), drops
 //	                                             or passes (pass) a claimed request
 //

@@ -31,16 +31,32 @@ static __always_inline int fold_eq(const __u8 *p, const char *w, const int n)
 	return same;
 }
 
-// quake3_claim is quake3.Claims: FF FF FF FF then getinfo or getstatus,
-// in any case.
+// q3_word_ends reports whether the command word that ends n bytes into
+// the payload is the whole word (ParseRequest's reading): the payload
+// ends there, or goes on with NUL, "\n", or a space, tab or "\r" before
+// an argument.
+static __always_inline int q3_word_ends(const struct query *q, const __u32 n)
+{
+	if (q->r.plen == n)
+		return 1;
+	const __u8 *p = q->p;
+	if (p + n + 1 > (__u8 *)q->end)
+		return 0;
+	__u8 c = p[n];
+	return c == 0 || c == '\n' || c == ' ' || c == '\t' || c == '\r';
+}
+
+// quake3_claim takes a whole Quake 3 query (quake3.ParseRequest): FF FF
+// FF FF then getinfo or getstatus in any case, as a word of its own
+// ("getinfoX" is not one: divert leaves it to the game server).
 static __always_inline int quake3_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
 	if (!has(q, 11) || p[0] != 0xFF || p[1] != 0xFF || p[2] != 0xFF || p[3] != 0xFF)
 		return 0;
-	if (fold_eq(p + 4, "getinfo", 7))
+	if (fold_eq(p + 4, "getinfo", 7) && q3_word_ends(q, 11))
 		return 1;
-	return has(q, 13) && fold_eq(p + 4, "getstatus", 9);
+	return has(q, 13) && fold_eq(p + 4, "getstatus", 9) && q3_word_ends(q, 13);
 }
 
 // q3_ends reports whether the payload ends after n bytes, or goes on with

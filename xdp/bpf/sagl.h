@@ -19,20 +19,20 @@ enum sagl_slot {
 	SAGL_SLOTS,
 };
 
-// sagl_claim is sagl.Claims: the payload starts with "SAGQ".
+// sagl_claim takes a whole SAGL request (sagl.ParseRequest): exactly 64
+// bytes, "SAGQ", version 1, kind 1 (info) or 2 (logo).
 static __always_inline int sagl_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
-	return has(q, 4) && p[0] == 'S' && p[1] == 'A' && p[2] == 'G' && p[3] == 'Q';
+	return q->r.plen == SAGL_REQUEST_LEN && has(q, SAGL_REQUEST_LEN) && p[0] == 'S' && p[1] == 'A' &&
+	       p[2] == 'G' && p[3] == 'Q' && p[4] == 1 && (p[5] == 1 || p[5] == 2);
 }
 
 // sagl_handle answers a datagram sagl_claim takes.
 static __always_inline int sagl_handle(struct query *q, const int v6)
 {
 	const __u8 *p = q->p;
-	if (q->r.plen != SAGL_REQUEST_LEN || !has(q, SAGL_REQUEST_LEN))
-		return pass(q); // malformed: the socket path counts it
-	if (p[4] != 1 || (p[5] != 1 && p[5] != 2))
+	if (!has(q, SAGL_REQUEST_LEN))
 		return pass(q);
 	struct reply *ch = slot(q, SAGL_CHALLENGE);
 	if (!ch || !ch->len)

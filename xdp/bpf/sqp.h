@@ -4,7 +4,8 @@
 // (01 token(u32, big-endian) version(u16 = 1) chunks(u8), exactly 8 bytes)
 // with a valid token, when the module handed over that chunks byte's reply
 // (one datagram). A query with a wrong token (the socket path ignores it)
-// or unknown chunk bits (malformed there) goes to the socket path.
+// goes to the socket path, one with unknown chunk bits too (unclaimed:
+// malformed there).
 #ifndef QUERYD_SQP_H // not #pragma once: protocols.h includes it again for its last line
 #define QUERYD_SQP_H
 
@@ -23,14 +24,17 @@ enum sqp_slot {
 	SQP_SLOTS,
 };
 
-// sqp_claim is sqp.Claims: one of SQP's two exact shapes.
+// sqp_claim takes a whole SQP request: five zero bytes, exactly (the
+// challenge); or exactly 8 bytes, 01, the token, version 1 and a chunks
+// byte of known bits only (the query; sqp.ParseRequest refuses others).
 static __always_inline int sqp_claim(const struct query *q)
 {
 	const __u8 *p = q->p;
 	if (q->r.plen == SQP_CHALLENGE_LEN)
 		return has(q, SQP_CHALLENGE_LEN) && (p[0] | p[1] | p[2] | p[3] | p[4]) == 0;
 	if (q->r.plen == SQP_QUERY_LEN)
-		return has(q, SQP_QUERY_LEN) && p[0] == 0x01 && p[5] == 0 && p[6] == 1;
+		return has(q, SQP_QUERY_LEN) && p[0] == 0x01 && p[5] == 0 && p[6] == 1 &&
+		       p[7] <= SQP_QUERY_LAST - SQP_QUERY;
 	return 0;
 }
 
@@ -49,7 +53,7 @@ static __always_inline int sqp_handle(struct query *q, const int v6)
 		return pass(q);
 	__u32 chunks = p[7];
 	if (chunks > SQP_QUERY_LAST - SQP_QUERY)
-		return pass(q); // unknown chunk bits: the socket path counts it malformed
+		return pass(q); // not claimed (sqp_claim), but the verifier wants the bound
 	__u32 tok = ((__u32)p[1] << 24) | ((__u32)p[2] << 16) | ((__u32)p[3] << 8) | p[4];
 	if (!valid(q, tok, 0))
 		return pass(q); // the socket path ignores it and counts it
