@@ -83,9 +83,14 @@
 // source MAC is the interface's). bpf_fib_lookup works only on an
 // interface that forwards (a hypervisor, a container host); elsewhere
 // (BPF_FIB_LKUP_RET_FWD_DISABLED) the program looks the source up in the
-// main table, mirrored from netlink into an LPM trie (prefix → output
-// interface, at most 65,536 routes; unreachable, blackhole and multipath
-// routes pass), and replies to the request's MAC. Policy routing rules are
+// main table. The decision is per family and per ingress interface, as
+// the kernel's (ip_forward for IPv4, net.ipv6.conf.IFACE.forwarding for
+// IPv6): on a host that forwards IPv4 only (a Docker host) IPv4 sources
+// take bpf_fib_lookup and IPv6 ones the mirror (TestXDPStrict's four
+// cases). The main table is mirrored from netlink into an LPM trie
+// (prefix → output interface, at most 65,536 routes; unreachable,
+// blackhole and multipath routes pass), and the reply goes to the
+// request's MAC. Policy routing rules are
 // not consulted there.
 //
 // VLAN: in native mode each interface gets its own device-bound program
