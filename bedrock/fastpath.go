@@ -12,8 +12,15 @@ import (
 // does.
 func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	if p := h.Pong(); p != nil {
-		put(module.FastReply{Query: module.FastBedrockPong, Reply: p, Open: true})
+		put(module.FastReply{Query: FastPong, Reply: p, Open: true})
 	}
 }
+
+// FastPong names the pong's slot in the fast path's handler
+// (xdp/bpf/bedrock.h, enum bedrock_slot): the unconnected pong, Open, with
+// its time bytes (1–8) zero: the program copies the ping's there. It
+// applies the protocol's PacketLimit (dgram.PacketLimited) and the
+// unproven budget, as the responder does.
+const FastPong module.FastQuery = "pong"
 
 var _ module.FastPath = (*Handler)(nil)

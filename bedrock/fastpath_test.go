@@ -22,7 +22,7 @@ func TestFastReplies(t *testing.T) {
 	}
 	h := newTestHandler(t, vanillaConfig, vanillaSnapshot())
 	h.FastReplies(time.Now(), put)
-	if len(got) != 1 || got[0].Query != module.FastBedrockPong || !got[0].Open {
+	if len(got) != 1 || got[0].Query != FastPong || !got[0].Open {
 		t.Fatalf("fast replies %+v, want one open bedrock_pong", got)
 	}
 	fast := got[0].Reply

@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/queryd/queryd/internal/nearest"
 )
 
 // MaxDivert bounds [listen] divert (the XDP program's divert table holds
@@ -20,6 +23,9 @@ const divertNeeds = "divert needs [xdp] interfaces (the interfaces its queries a
 func (c *Config) validateDivert(errs *Errors) {
 	d := c.Listen.Divert
 	if len(d) == 0 {
+		if len(c.Listen.DivertProtocols) > 0 {
+			errs.Add("listen.divert_protocols", "only with [listen] divert")
+		}
 		return
 	}
 	if len(d) > MaxDivert {
@@ -45,6 +51,50 @@ func (c *Config) validateDivert(errs *Errors) {
 	if c.Relay.Upstream != "" {
 		errs.Add("listen.divert", "not with [relay] upstream: divert leaves the game server its port, relay mode takes it; pick one")
 	}
+	c.validateDivertProtocols(errs)
+}
+
+// validateDivertProtocols checks [listen] divert_protocols: names of
+// protocol modules that are on, once each; without it, the [upstream]
+// protocol (the default) must be on.
+func (c *Config) validateDivertProtocols(errs *Errors) {
+	ps := c.Listen.DivertProtocols
+	if len(ps) == 0 {
+		if p := string(c.Upstream.Protocol); p != "" && c.Section(p) != nil && !c.Section(p).On() {
+			errs.Add("listen.divert", "divert takes the [upstream] protocol's queries (%q) unless divert_protocols lists others, and [%s] is off: turn it on or list the protocols to take", p, p)
+		}
+		return
+	}
+	var names []string
+	for _, s := range c.Modules {
+		names = append(names, s.Name)
+	}
+	for i, p := range ps {
+		k := fmt.Sprintf("listen.divert_protocols[%d]", i)
+		switch sec := c.Section(p); {
+		case sec == nil:
+			errs.Add(k, "%q: no protocol is named so%s", p, nearest.Hint(p, names))
+		case !sec.On():
+			errs.Add(k, "%q: [%s] is off (enabled = false): divert takes queries of protocols that answer", p, p)
+		case slices.Index(ps, p) < i:
+			errs.Add(k, "%q is listed twice", p)
+		}
+	}
+}
+
+// DivertTakes is the protocols whose queries [listen] divert takes (every
+// other datagram reaches the game server): divert_protocols when set, else
+// the [upstream] protocol alone (the game server's own), else nil: every
+// protocol that is on (the state comes from a feed, queryd cannot know the
+// game's protocol).
+func (c *Config) DivertTakes() []string {
+	if len(c.Listen.DivertProtocols) > 0 {
+		return slices.Clone(c.Listen.DivertProtocols)
+	}
+	if c.Upstream.On() {
+		return []string{string(c.Upstream.Protocol)}
+	}
+	return nil
 }
 
 // DivertNeeds is what [listen] divert needs of the host (`queryd check`

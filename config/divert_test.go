@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,44 @@ func TestDivertCheckSaysNeeds(t *testing.T) {
 	}
 	if len(cfg.Listen.UDP) != 0 {
 		t.Errorf("udp %v: the default should be dropped with divert alone", cfg.Listen.UDP)
+	}
+}
+
+// [listen] divert_protocols (issue 39 item 7): what divert takes is the
+// [upstream] protocol by default, the listed protocols when set, every
+// protocol on without either; a listed protocol must exist and be on.
+func TestDivertProtocols(t *testing.T) {
+	const on = "[a2s]\nenabled = true\n[quake3]\nenabled = true\n" // the stubs are off by default
+	const base = "[xdp]\ninterfaces = [\"eth0\"]\n[listen]\ndivert = [\"198.18.0.1:27015\"]\n"
+	const up = "[upstream]\nprotocol = \"quake3\"\naddress = \"198.18.0.1:27015\"\n"
+	cases := []struct {
+		name, toml string
+		takes      []string // nil: every protocol on
+		err        string
+	}{
+		{"upstream's by default", base + up + on, []string{"quake3"}, ""},
+		{"listed", base + "divert_protocols = [\"quake3\", \"a2s\"]\n" + up + on, []string{"quake3", "a2s"}, ""},
+		{"feed: every protocol on", base + on, nil, ""},
+		{"unknown", base + "divert_protocols = [\"a2z\"]\n", nil, "listen.divert_protocols[0]: \"a2z\": no protocol is named so"},
+		{"off", base + "divert_protocols = [\"sqp\"]\n", nil, "listen.divert_protocols[0]: \"sqp\": [sqp] is off"},
+		{"twice", base + "divert_protocols = [\"a2s\", \"a2s\"]\n" + on, nil, "listen.divert_protocols[1]: \"a2s\" is listed twice"},
+		{"upstream's off", base + up + "[quake3]\nenabled = false\n", nil, "listen.divert: divert takes the [upstream] protocol's queries"},
+		{"without divert", "[listen]\ndivert_protocols = [\"a2s\"]\n", nil, "listen.divert_protocols: only with [listen] divert"},
+	}
+	for _, c := range cases {
+		cfg, err := Parse([]byte(c.toml), pollMods...)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := cfg.DivertTakes(); !slices.Equal(got, c.takes) {
+			t.Errorf("%s: DivertTakes %q, want %q", c.name, got, c.takes)
+		}
 	}
 }

@@ -75,7 +75,7 @@ func (s *Server) attachDivert(f *xdp.FastPath) error {
 	for i, ap := range c.Listen.Divert {
 		addrs[i] = xdp.DivertAddr{Game: ap, Hidden: bound[len(c.Listen.UDP)+i].Port()}
 	}
-	dv, err := f.Divert(s.name, addrs)
+	dv, err := f.Divert(s.name, addrs, c.DivertTakes())
 	if err != nil {
 		return divertRefused(c, err)
 	}

@@ -14,8 +14,8 @@ func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	if enc == nil {
 		return
 	}
-	put(module.FastReply{Query: module.FastGS4Basic, Reply: statReply(enc.basic)})
-	put(module.FastReply{Query: module.FastGS4Full, Reply: statReply(enc.full)})
+	put(module.FastReply{Query: FastBasic, Reply: statReply(enc.basic)})
+	put(module.FastReply{Query: FastFull, Reply: statReply(enc.full)})
 }
 
 // statReply is a stat reply with a zero session id.
@@ -25,5 +25,12 @@ func statReply(body []byte) []byte {
 	copy(b[HeaderLen:], body)
 	return b
 }
+
+// The replies' slots in the fast path's handler (xdp/bpf/gamespy4.h, enum
+// gamespy4_slot); its presence of FastBasic enables the handshake there.
+const (
+	FastBasic module.FastQuery = "basic" // basic stat with a valid token
+	FastFull  module.FastQuery = "full"  // full stat with a valid token
+)
 
 var _ module.FastPath = (*Handler)(nil)

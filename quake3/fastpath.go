@@ -16,8 +16,15 @@ func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	if enc == nil {
 		return
 	}
-	put(module.FastReply{Query: module.FastQ3Info, Reply: enc.info, Open: true})
-	put(module.FastReply{Query: module.FastQ3Status, Reply: enc.status, Open: true})
+	put(module.FastReply{Query: FastInfo, Reply: enc.info, Open: true})
+	put(module.FastReply{Query: FastStatus, Reply: enc.status, Open: true})
 }
+
+// The replies' slots in the fast path's handler (xdp/bpf/quake3.h, enum
+// quake3_slot).
+const (
+	FastInfo   module.FastQuery = "info"   // getinfo without a challenge argument
+	FastStatus module.FastQuery = "status" // getstatus without a challenge argument
+)
 
 var _ module.FastPath = (*Handler)(nil)

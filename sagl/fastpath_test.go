@@ -26,7 +26,7 @@ func TestFastReplies(t *testing.T) {
 	}
 	h := newHandler(t, exampleDoc, nil)
 	fast := collect(h)
-	ch, ok := fast[module.FastSAGLChallenge]
+	ch, ok := fast[FastChallenge]
 	if !ok || len(ch.Reply) != ChallengeSize || ch.Open || !bytes.Equal(ch.Reply[8:], make([]byte, 4)) {
 		t.Fatalf("challenge %+v: want 12 bytes with a zero token, not open", ch)
 	}
@@ -36,7 +36,7 @@ func TestFastReplies(t *testing.T) {
 	if out, o := serve(h, req(KindInfo, 0, 0), testSrc); o != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
 		t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", o, out, want)
 	}
-	info, ok := fast[module.FastSAGLInfo]
+	info, ok := fast[FastInfo]
 	out, o := serve(h, req(KindInfo, tok, 0), testSrc)
 	if !ok || info.Open || o != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], info.Reply) {
 		t.Fatalf("info: fast %v % x; Serve %v %d datagrams", ok, info.Reply, o, len(out))

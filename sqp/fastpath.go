@@ -16,15 +16,33 @@ func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	if enc == nil {
 		return
 	}
-	put(module.FastReply{Query: module.FastSQPChallenge, Reply: make([]byte, ChallengeLen)})
+	put(module.FastReply{Query: FastChallenge, Reply: make([]byte, ChallengeLen)})
 	for c := range enc.plans {
 		p := &enc.plans[c]
 		if p.packets != 1 {
 			continue
 		}
 		d := p.write(0, make([]byte, HeaderLen+p.size), nil)
-		put(module.FastReply{Query: module.FastSQPQuery(byte(c)), Reply: d[0]})
+		put(module.FastReply{Query: FastQuery, Index: c, Reply: d[0]})
 	}
 }
+
+// The replies' slots in the fast path's handler (xdp/bpf/sqp.h, enum
+// sqp_slot).
+const (
+	// FastChallenge is the challenge reply (to 00 00 00 00 00) with its
+	// token bytes (1–4) zero: the program writes the source's token there,
+	// big-endian. Its presence enables the queries.
+	FastChallenge module.FastQuery = "challenge"
+	// FastQuery is the range of the query replies, FastReply.Index the
+	// chunks byte (below FastChunks): sent to a query with a valid token
+	// when the reply is one datagram, with the query's token copied to its
+	// bytes 1–4 (left zero).
+	FastQuery module.FastQuery = "query"
+)
+
+// FastChunks is how many chunks bytes the fast path's program has a slot
+// for (SQP_QUERY … SQP_QUERY_LAST): the chunks byte's five known bits.
+const FastChunks = 32
 
 var _ module.FastPath = (*Handler)(nil)

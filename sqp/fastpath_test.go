@@ -11,10 +11,16 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-// fastReplies collects h's fast-path replies by query.
-func fastReplies(h *Handler) map[module.FastQuery]module.FastReply {
-	got := map[module.FastQuery]module.FastReply{}
-	h.FastReplies(time.Now(), func(r module.FastReply) { got[r.Query] = r })
+// fastKey is a fast reply's slot: its query and index.
+type fastKey struct {
+	q module.FastQuery
+	i int
+}
+
+// fastReplies collects h's fast-path replies by slot.
+func fastReplies(h *Handler) map[fastKey]module.FastReply {
+	got := map[fastKey]module.FastReply{}
+	h.FastReplies(time.Now(), func(r module.FastReply) { got[fastKey{r.Query, r.Index}] = r })
 	return got
 }
 
@@ -28,13 +34,13 @@ func TestFastReplies(t *testing.T) {
 		snap   *state.Snapshot
 		listed int // one-datagram replies: every combination, or those without PlayerInfo
 	}{
-		{"rich", richSnapshot(), module.FastSQPChunks},
-		{"1000 players", manyPlayers(1000, 0), module.FastSQPChunks / 2},
+		{"rich", richSnapshot(), FastChunks},
+		{"1000 players", manyPlayers(1000, 0), FastChunks / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := newTestHandler(t, upstreamConfig, tc.snap)
 			fast := fastReplies(h)
-			ch, ok := fast[module.FastSQPChallenge]
+			ch, ok := fast[fastKey{FastChallenge, 0}]
 			if !ok || ch.Open || !bytes.Equal(ch.Reply, make([]byte, ChallengeLen)) {
 				t.Fatalf("challenge: %+v, want 5 zero bytes, not open", ch)
 			}
@@ -46,12 +52,12 @@ func TestFastReplies(t *testing.T) {
 				t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", oc, out, want)
 			}
 			n := 0
-			for c := 0; c < module.FastSQPChunks; c++ {
+			for c := 0; c < FastChunks; c++ {
 				out, oc := serve(h, AppendQuery(nil, tok, byte(c)), clientA)
 				if oc != dgram.Answered {
 					t.Fatalf("chunks %#02x: %v", c, oc)
 				}
-				r, ok := fast[module.FastSQPQuery(byte(c))]
+				r, ok := fast[fastKey{FastQuery, c}]
 				if len(out) > 1 {
 					if ok {
 						t.Fatalf("chunks %#02x: a fast reply for %d datagrams", c, len(out))

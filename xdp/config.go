@@ -28,7 +28,8 @@ type Config struct {
 	// them.
 	Servers []Server
 
-	unbound bool // tests: attach the unbound program, as on a kernel before 6.8
+	unbound bool   // tests: attach the unbound program, as on a kernel before 6.8
+	object  []byte // tests: load this object (built from bpf/queryd.c) instead of the embedded one
 }
 
 // Server is one game server's share of the program: its destinations and

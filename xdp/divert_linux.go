@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -45,6 +46,7 @@ type Divert struct {
 	server string
 	index  uint8
 	addrs  []DivertAddr
+	takes  []string // the protocols whose queries it takes (nil: every protocol on)
 	reg    prometheus.Registerer
 	coll   divertCollector
 	closed bool // under f.dv.mu
@@ -52,15 +54,21 @@ type Divert struct {
 
 // Divert attaches divert for server's addrs (the server is one of
 // SetServers'; after New): the egress program on each of the fast path's
-// interfaces (once for the host), the tables of both programs. It fails
-// when the kernel refuses (tcx needs Linux 6.6) or an address is another
-// server's divert address.
-func (f *FastPath) Divert(server string, addrs []DivertAddr) (d *Divert, err error) {
+// interfaces (once for the host), the tables of both programs. The
+// program takes the queries of the protocols named in takes that are on
+// (SetProtocols), each matched on its whole request shape (its claim in
+// bpf/NAME.h); takes nil: of every protocol on. Everything else reaches the
+// game server. It fails when the kernel refuses (tcx needs Linux 6.6) or
+// an address is another server's divert address.
+func (f *FastPath) Divert(server string, addrs []DivertAddr, takes []string) (d *Divert, err error) {
 	s := f.lookup(server)
 	if s == nil {
 		return nil, fmt.Errorf("divert: no server %q in the fast path", server)
 	}
 	d = &Divert{f: f, server: server, index: uint8(s.index), addrs: append([]DivertAddr(nil), addrs...), reg: s.cfg.Registry}
+	if takes != nil {
+		d.takes = append([]string{}, takes...)
+	}
 	d.coll = divertCollector{d}
 	h := &f.dv
 	h.mu.Lock()
@@ -91,7 +99,7 @@ func (f *FastPath) Divert(server string, addrs []DivertAddr) (d *Divert, err err
 			d.closeLocked()
 		}
 	}()
-	mask := protoMask(s.protocols())
+	mask := f.protoMask(d.taken(s.protocols()))
 	for _, a := range addrs {
 		k := divertKey(a.Game)
 		h.owner[k] = d
@@ -192,39 +200,46 @@ func (s *server) protocols() []module.Protocol {
 	return nil
 }
 
-// protoIndex maps the protocols' names to the program's rows.
-var protoIndex = func() map[string]int {
-	m := map[string]int{}
-	for i, n := range protocolLabel {
-		m[n] = i
-	}
-	return m
-}()
-
-// protoMask is the program's mask of the protocols ps (1 << proto).
-func protoMask(ps []module.Protocol) uint8 {
+// protoMask is the program's mask of the protocols ps (1 << row).
+func (f *FastPath) protoMask(ps []module.Protocol) uint8 {
 	var mask uint8
 	for _, p := range ps {
-		if i, ok := protoIndex[p.Name()]; ok {
+		if i, ok := f.list.row(p.Name()); ok {
 			mask |= 1 << i
 		}
 	}
 	return mask
 }
 
-// divertProtocols makes ps the protocols whose queries to server's divert
-// addresses are taken (SetProtocols: at start and on reload): a datagram
-// no protocol of ps claims goes to the game server.
+// taken are the protocols of on (the server's, SetProtocols') whose
+// queries d takes.
+func (d *Divert) taken(on []module.Protocol) []module.Protocol {
+	if d.takes == nil {
+		return on
+	}
+	var out []module.Protocol
+	for _, p := range on {
+		if slices.Contains(d.takes, p.Name()) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// divertProtocols makes ps the server's protocols that are on
+// (SetProtocols: at start and on reload): its divert addresses take the
+// queries of those of them its Divert takes; a datagram none of them
+// claims goes to the game server.
 func (f *FastPath) divertProtocols(server string, ps []module.Protocol) error {
 	h := &f.dv
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	mask := protoMask(ps)
 	var errs []error
 	for k, d := range h.owner {
 		if d.server != server {
 			continue
 		}
+		mask := f.protoMask(d.taken(ps))
 		var v querydDivertVal
 		if err := f.maps.DivertMap.Lookup(&k, &v); err != nil {
 			errs = append(errs, fmt.Errorf("divert table: %w", err))

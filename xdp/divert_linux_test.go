@@ -27,7 +27,7 @@ func TestDivertStrict(t *testing.T) {
 	dv, err := fx.fp.Divert(testServer, []DivertAddr{
 		{Game: netip.AddrPortFrom(srvAddr4, testPort), Hidden: testPort},
 		{Game: netip.AddrPortFrom(srvAddr6, testPort), Hidden: testPort},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ type DivertAddr struct {
 type Divert struct{}
 
 // Divert returns ErrUnsupported outside Linux.
-func (*FastPath) Divert(string, []DivertAddr) (*Divert, error) { return nil, ErrUnsupported }
+func (*FastPath) Divert(string, []DivertAddr, []string) (*Divert, error) { return nil, ErrUnsupported }
 
 // Close does nothing outside Linux.
 func (*Divert) Close() error { return nil }

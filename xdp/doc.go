@@ -83,9 +83,14 @@
 // source MAC is the interface's). bpf_fib_lookup works only on an
 // interface that forwards (a hypervisor, a container host); elsewhere
 // (BPF_FIB_LKUP_RET_FWD_DISABLED) the program looks the source up in the
-// main table, mirrored from netlink into an LPM trie (prefix → output
-// interface, at most 65,536 routes; unreachable, blackhole and multipath
-// routes pass), and replies to the request's MAC. Policy routing rules are
+// main table. The decision is per family and per ingress interface, as
+// the kernel's (ip_forward for IPv4, net.ipv6.conf.IFACE.forwarding for
+// IPv6): on a host that forwards IPv4 only (a Docker host) IPv4 sources
+// take bpf_fib_lookup and IPv6 ones the mirror (TestXDPStrict's four
+// cases). The main table is mirrored from netlink into an LPM trie
+// (prefix → output interface, at most 65,536 routes; unreachable,
+// blackhole and multipath routes pass), and the reply goes to the
+// request's MAC. Policy routing rules are
 // not consulted there.
 //
 // VLAN: in native mode each interface gets its own device-bound program
@@ -187,8 +192,7 @@
 // servers by name on SIGHUP: a removed server's frames pass to the socket
 // path at once (its destinations go, its config is disabled, its tables
 // cleared). Divert (below) keeps its own table, keyed by the game
-// server's address and port, whose entries carry the server's index; the
-// value of dests keeps room for it (divert_port, flags), unused.
+// server's address and port, whose entries carry the server's index.
 //
 // # Maps and updates
 //
@@ -202,9 +206,10 @@
 // of pre-encoded replies: the daemon builds a new array on every snapshot,
 // and once a second for A2S_PLAYER's durations, and swaps it in whole, so a
 // query never sees half an update; the program's A2S_PLAYER reply may lag
-// the socket path's by up to one sync, 50 ms, after the second turns), perip,
-// q3rate and bedrate (LRU hashes), unproven (per CPU), stats_map (per-CPU
-// counters, by server), and the per-source counts of the status page's
+// the socket path's by up to one sync, 50 ms, after the second turns), perip
+// and pktrate (LRU hashes; pktrate keyed by source and protocol row, for
+// the protocols with a per-source packet rate), unproven (per CPU),
+// stats_map (per-CPU counters, by server and protocol row), and the per-source counts of the status page's
 // busiest sources (IPv4 address or IPv6 /64, by outcome). A frame costs one
 // per-source lookup: perip's entry (struct peer) holds the source's byte
 // budget, its route back, its token and its counts, in two halves, one per
@@ -238,19 +243,22 @@
 // [listen] divert = ["ADDR:PORT"] names a stock game server's address
 // that queryd does not bind: the game server keeps its port and sees its
 // players' real addresses, and the program takes only the queries
-// (bpf/divert.h, before the parse path). Per divert address queryd binds
+// (queryd.c's divert hook, before the parse path). Per divert address queryd binds
 // a port of the kernel's choosing on the same address (the hidden port,
 // one of the listen table's), and the program's divert table (divert_map:
-// address and port → hidden port, server index, the protocols on) sends:
+// address and port → hidden port, server index, the protocols it takes:
+// those of Divert's takes that are on, config's [listen] divert_protocols,
+// by default the [upstream] protocol) sends:
 //
-//	a datagram a protocol on claims (its module's Claims)  its destination port rewritten to the hidden port (the UDP
-//	                                                        checksum fixed), then the parse path as for a listen address:
+//	a whole request of a protocol it takes (its claim,     its destination port rewritten to the hidden port (the UDP
+//	bpf/NAME.h: its shape, not its first bytes)            checksum fixed), then the parse path as for a listen address:
 //	                                                        answered in the driver (the reply's source port put back to
 //	                                                        the game port), dropped (stale, a budget, deny), or passed
 //	                                                        to queryd's socket on the hidden port (a reply of several
 //	                                                        datagrams, a Quake 3 challenge argument, A2S GETCHALLENGE)
-//	anything else (game traffic, Quake 3 getchallenge and   XDP_PASS untouched: same source address and port, same
-//	connect, A2S 0x71, a protocol that is off)              bytes, to the game server
+//	anything else (game traffic, also when it starts like   XDP_PASS untouched: same source address and port, same
+//	a query; Quake 3 getchallenge and connect, A2S 0x71;    bytes, to the game server
+//	a protocol off or not taken)
 //	a frame the kernel's checks refuse (strict.h)           XDP_PASS untouched (not for this host: the kernel decides)
 //
 // The route back (route.h: our own address or a subnet broadcast as the
@@ -323,23 +331,44 @@
 //
 // # Building
 //
-// bpf/queryd.c is the parse path (Ethernet, IP, UDP, the destination; bpf/divert.h
-// runs before it) and
-// hands the payload to one handler per protocol (bpf/a2s.h, gamespy4.h,
-// quake3.h, sqp.h, bedrock.h, sagl.h; challenge.h makes a challenge from a
-// module's template); the other headers hold one concern each: consts.h and
-// structs.h (the constants and map values Go shares, generated into
-// queryd_bpfel.go by bpf2go -type, never mirrored by hand), maps.h,
-// counters.h, parsing.h (one cursor helper per header, each with its own
-// bounds check), csum.h, token.h (SipHash-2-4), budget.h (GCRA), reply.h
-// (the XDP_TX reply). bpf/test.c holds the tests' and the benchmark's
-// programs in an object of their own (querydtest_bpfel.o): the daemon loads
-// only queryd_bpfel.o. Both are compiled with clang through cilium/ebpf's
-// bpf2go (go generate ./xdp, with Debian's clang 14 and llvm-strip) against
-// the headers vendored in bpf/include only (-nostdinc: any host
-// architecture); the objects and their Go bindings are committed, so that
-// go build needs no clang, and .ci/run regenerates them and fails on a
-// difference. C rather than cilium/ebpf's asm package: the program parses
+// bpf/queryd.c is the flow, top to bottom (katran's balancer.bpf.c shape):
+// the entry, divert's hook (bpf/divert.h holds its tables and rewrites),
+// the parse path (Ethernet, IP, UDP, the destination; the kernel's checks
+// in strict.h and route.h), the demux and the dispatch to one handler per
+// protocol. The protocols are one list, bpf/protocols.h, in the socket
+// path's demux order: a line each, #include "NAME.h", where NAME is the
+// module's Name. A protocol's header holds its claim (NAME_claim: whether
+// a payload is a request of it, one function for the listen path's demux
+// and divert's), its handler (NAME_handle: answer, drop or pass) and its
+// reply slots (enum NAME_slot), and ends, after its include guard, with
+// its entry PROTOCOL(NAME, NAME_SLOTS); queryd.c builds every list from
+// the entries: the protocols' rows in the counters, the packet rates
+// (config's rate_cost) and divert's mask, the reply slots, the demux, the
+// dispatch, and fast_protocols, the table package xdp reads from the
+// object's BTF and read-only data at load. So the Go side names no
+// protocol: the metrics' protocol labels, the rows, the reply slots (a
+// module's module.FastReply{Query: "status"} fills QUAKE3_STATUS) and the
+// packet rates (dgram.PacketLimited, by Name) all come from that table.
+// Adding a protocol to the fast path is its header and its line
+// (TestXDPOneLine builds the program with one more and runs it); the
+// program's tables hold MAX_PROTOS (8) rows and MAX_SLOTS (64) replies.
+// CheckFastPath tells whether the program answers a module's fast
+// replies (SetProtocols logs what it does not).
+//
+// The other headers hold one concern each, and none calls back into
+// queryd.c: consts.h and structs.h (the constants and map values Go
+// shares, generated into queryd_bpfel.go by bpf2go -type, never mirrored
+// by hand), maps.h, counters.h, parsing.h (one cursor helper per header,
+// each with its own bounds check), csum.h, token.h (SipHash-2-4), budget.h
+// (GCRA, the packet rates), reply.h (the XDP_TX reply), challenge.h (a
+// challenge from a module's template). bpf/test.c holds the tests' and the
+// benchmark's programs in an object of their own (querydtest_bpfel.o): the
+// daemon loads only queryd_bpfel.o. Both are compiled with clang through
+// cilium/ebpf's bpf2go (go generate ./xdp, with Debian's clang 14 and
+// llvm-strip) against the headers vendored in bpf/include only (-nostdinc:
+// any host architecture); the objects and their Go bindings are committed,
+// so that go build needs no clang, and .ci/run regenerates them and fails
+// on a difference. C rather than cilium/ebpf's asm package: the program parses
 // six protocols, computes SipHash-2-4, a GCRA and two checksums, and is
 // several hundred lines of C the verifier checks; written as instructions
 // by hand it would be several times longer and much harder to review.

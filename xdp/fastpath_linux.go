@@ -3,6 +3,7 @@
 package xdp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ type FastPath struct {
 	cfg        Config
 	log        *slog.Logger
 	spec       *ebpf.CollectionSpec
+	list       *programList // the program's protocols (bpf/protocols.h)
 	maps       querydMaps
 	mapsByName map[string]*ebpf.Map // the same maps, for loading a program per interface
 	inner      *ebpf.MapSpec        // a replies array, made anew for each publication
@@ -86,16 +88,21 @@ func New(cfg Config) (f *FastPath, err error) {
 	if err := checkServers(cfg.Servers); err != nil {
 		return nil, err
 	}
-	spec, err := loadQueryd()
+	spec, err := loadSpec(cfg.object)
 	if err != nil {
 		return nil, err
 	}
+	list, err := readList(spec)
+	if err != nil {
+		return nil, fmt.Errorf("the XDP program's protocols: %w", err)
+	}
 	tracked := trackedEntries(cfg.Servers)
 	spec.Maps[querydMapPerip].MaxEntries = tracked
-	spec.Maps[querydMapQ3rate].MaxEntries = tracked
-	spec.Maps[querydMapBedrate].MaxEntries = tracked
+	spec.Maps[querydMapPktrate].MaxEntries = min(2*tracked, 1<<21) // room for two protocols' packet rates per source
 	spec.Maps[querydMapDrainMap].Contents = []ebpf.MapKV{{Key: uint32(0), Value: querydDrain{Gen: 1}}}
-	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, inner: spec.Maps[querydMapReplies].InnerMap.Copy(),
+	spec.Maps[querydMapReplies].InnerMap.MaxEntries = list.slots
+	spec.Maps[querydMapRepliesEmpty].MaxEntries = list.slots
+	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, list: list, inner: spec.Maps[querydMapReplies].InnerMap.Copy(),
 		kick: make(chan struct{}, 1), servers: map[string]*server{}, drained: sourceBuf{every: peerDrainEvery}}
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
@@ -131,6 +138,19 @@ func New(cfg Config) (f *FastPath, err error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// loadSpec is the program's spec: the embedded object's, or obj's
+// (tests).
+func loadSpec(obj []byte) (*ebpf.CollectionSpec, error) {
+	if obj == nil {
+		return loadQueryd()
+	}
+	spec, err := ebpf.LoadCollectionSpecFromReader(bytes.NewReader(obj))
+	if err != nil {
+		return nil, fmt.Errorf("load the XDP program's object: %w", err)
+	}
+	return spec, nil
 }
 
 // trackedEntries sizes the per-source budget maps, which the servers
@@ -370,15 +390,16 @@ func (f *FastPath) Counts() []responder.Counts {
 			addStats(&sum, &st)
 		}
 	}
-	return countsOf(sum)
+	return f.countsOf(sum)
 }
 
-// countsOf arranges the program's summed counters by protocol, with the
-// responder's outcome labels.
-func countsOf(st querydStats) []responder.Counts {
-	out := make([]responder.Counts, 0, len(protocolLabel))
-	for p, name := range protocolLabel {
-		c := responder.Counts{Protocol: name, Requests: map[string]uint64{}, In: st.In[p], Out: st.Out[p]}
+// countsOf arranges the program's summed counters by protocol (the
+// list's rows, labelled with the protocols' names), with the responder's
+// outcome labels.
+func (f *FastPath) countsOf(st querydStats) []responder.Counts {
+	out := make([]responder.Counts, 0, len(f.list.rows))
+	for p, row := range f.list.rows {
+		c := responder.Counts{Protocol: row.name, Requests: map[string]uint64{}, In: st.In[p], Out: st.Out[p]}
 		for o, label := range outcomeLabel {
 			c.Requests[label] += st.Req[p][o]
 		}

@@ -58,6 +58,36 @@ var testBedrock = bedrock.Config{
 	GameModeNumber: bedrock.DefaultGameModeNumber, IPv4Port: testPort, IPv6Port: testPort, GUID: 1234567890123456789,
 }
 
+// testProtocols are the fixture's protocol handlers (not updated yet).
+func testProtocols(issuer *challenge.Issuer) []module.Protocol {
+	return []module.Protocol{
+		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, issuer, nil),
+		gamespy4.NewHandler(gamespy4.Config{GameType: gamespy4.DefaultGameType, GameID: gamespy4.DefaultGameID}, issuer),
+		quake3.NewHandler(quake3.Config{}, 0, 0),
+		sqp.NewHandler(sqp.Config{GameType: "test"}, issuer),
+		bedrock.NewHandler(testBedrock, 0, 0),                            // the default packet rate: 2/s after 10
+		sagl.NewHandler(sagl.Config{Players: sagl.PlayersCount}, issuer), // the count only: a veth grows a frame by ~210 B at most
+	}
+}
+
+// testSnapshot is testState's snapshot.
+func testSnapshot(t *testing.T) *state.Snapshot {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(testState), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := state.Normalize(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := state.NewStore(doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.Snapshot()
+}
+
 // newFixture starts the socket path and attaches the fast path (native
 // mode) to the server's end of a fresh test network.
 func newFixture(t *testing.T, lim responder.Limits) *fixture {
@@ -67,9 +97,11 @@ func newFixture(t *testing.T, lim responder.Limits) *fixture {
 
 // fixtureOpts are the fixture's options beyond the budgets.
 type fixtureOpts struct {
-	deny    *responder.Deny  // [limits] deny, for both paths
-	setup   func(n *testNet) // runs on the network before queryd starts
-	unbound bool             // the unbound program (no VLAN kfunc)
+	deny    *responder.Deny   // [limits] deny, for both paths
+	setup   func(n *testNet)  // runs on the network before queryd starts
+	unbound bool              // the unbound program (no VLAN kfunc)
+	object  []byte            // the program's object (nil: the embedded one)
+	extra   []module.Protocol // protocols beyond testProtocols, on both paths
 }
 
 // newFixtureWith is newFixture with options.
@@ -84,29 +116,11 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 	if fx.issuer, err = challenge.New(nil); err != nil {
 		t.Fatal(err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(testState), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if doc, err = state.Normalize(doc); err != nil {
-		t.Fatal(err)
-	}
-	store, err := state.NewStore(doc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	protos := []module.Protocol{
-		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, fx.issuer, nil),
-		gamespy4.NewHandler(gamespy4.Config{GameType: gamespy4.DefaultGameType, GameID: gamespy4.DefaultGameID}, fx.issuer),
-		quake3.NewHandler(quake3.Config{}, 0, 0),
-		sqp.NewHandler(sqp.Config{GameType: "test"}, fx.issuer),
-		bedrock.NewHandler(testBedrock, 0, 0),                               // the default packet rate: 2/s after 10
-		sagl.NewHandler(sagl.Config{Players: sagl.PlayersCount}, fx.issuer), // the count only: a veth grows a frame by ~210 B at most
-	}
-	fx.snap = store.Snapshot()
+	protos := append(testProtocols(fx.issuer), o.extra...)
+	fx.snap = testSnapshot(t)
 	hs := make([]responder.Handler, len(protos))
 	for i, p := range protos {
-		p.Update(store.Snapshot())
+		p.Update(fx.snap)
 		hs[i] = p
 	}
 	fx.srv, err = responder.New(responder.Config{
@@ -130,6 +144,7 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 			Mode:       ModeNative,
 			Issuer:     fx.issuer,
 			unbound:    o.unbound,
+			object:     o.object,
 			Registry:   fx.reg,
 			Servers: []Server{{
 				Name:       testServer,

@@ -64,7 +64,7 @@ func (c serverCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descPassed, prometheus.CounterValue, float64(n), passLabel[r])
 		}
 		ch <- prometheus.MustNewConstMetric(descResize, prometheus.CounterValue, float64(st.ResizeFailed))
-		for _, c := range countsOf(st) {
+		for _, c := range c.f.countsOf(st) {
 			for outcome, n := range c.Requests {
 				ch <- prometheus.MustNewConstMetric(descRequests, prometheus.CounterValue, float64(n), c.Protocol, outcome)
 			}

@@ -27,29 +27,27 @@ type querydAddrkey struct {
 }
 
 type querydConfig struct {
-	_           structs.HostLayout
-	K0          uint64
-	K1          uint64
-	WallOffset  uint64
-	FreshUntil  uint64
-	Epoch       uint64
-	EpochNext   uint64
-	PeripNs     uint64
-	PeripBurst  uint64
-	PeripTau    uint64
-	UnpNs       uint64
-	UnpBurst    uint64
-	UnpTau      uint64
-	Q3Cost      uint64
-	Q3Tau       uint64
-	BedrockCost uint64
-	BedrockTau  uint64
-	Mtu         uint32
-	Enabled     uint32
-	Deny        uint32
-	Routes      uint32
-	RouteGen    uint32
-	Pad         uint32
+	_          structs.HostLayout
+	K0         uint64
+	K1         uint64
+	WallOffset uint64
+	FreshUntil uint64
+	Epoch      uint64
+	EpochNext  uint64
+	PeripNs    uint64
+	PeripBurst uint64
+	PeripTau   uint64
+	UnpNs      uint64
+	UnpBurst   uint64
+	UnpTau     uint64
+	RateCost   [8]uint64
+	RateTau    [8]uint64
+	Mtu        uint32
+	Enabled    uint32
+	Deny       uint32
+	Routes     uint32
+	RouteGen   uint32
+	Pad        uint32
 }
 
 type querydDenykey struct {
@@ -59,19 +57,12 @@ type querydDenykey struct {
 }
 
 type querydDest struct {
-	_          structs.HostLayout
-	Mac        [6]uint8
-	DivertPort uint16
-	Server     querydServerLimit
-	Iflags     querydIfaceFlags
-	Flags      querydDestFlags
+	_      structs.HostLayout
+	Mac    [6]uint8
+	Pad    uint16
+	Server querydServerLimit
+	Iflags querydIfaceFlags
 }
-
-type querydDestFlags uint32
-
-const (
-	querydDestFlagsDEST_NONE querydDestFlags = 0
-)
 
 type querydDestkey struct {
 	_       structs.HostLayout
@@ -114,6 +105,16 @@ type querydDrain struct {
 	_     structs.HostLayout
 	Gen   uint32
 	Dirty uint32
+}
+
+type querydFastProtocols struct {
+	_        structs.HostLayout
+	A2s      uint32
+	Gamespy4 uint32
+	Sagl     uint32
+	Quake3   uint32
+	Bedrock  uint32
+	Sqp      uint32
 }
 
 type querydIfaceFlags uint32
@@ -161,17 +162,11 @@ type querydPeer struct {
 	N        [2][6]uint32
 }
 
-type querydProto uint32
-
-const (
-	querydProtoPROTO_A2S     querydProto = 0
-	querydProtoPROTO_GS4     querydProto = 1
-	querydProtoPROTO_Q3      querydProto = 2
-	querydProtoPROTO_SQP     querydProto = 3
-	querydProtoPROTO_BEDROCK querydProto = 4
-	querydProtoPROTO_SAGL    querydProto = 5
-	querydProtoNPROTO        querydProto = 6
-)
+type querydRatekey struct {
+	_     structs.HostLayout
+	Src   querydSrckey
+	Proto uint32
+}
 
 type querydReply struct {
 	_     structs.HostLayout
@@ -194,25 +189,6 @@ const (
 	querydServerLimitMAX_SERVERS querydServerLimit = 256
 )
 
-type querydSlot uint32
-
-const (
-	querydSlotSLOT_A2S_INFO       querydSlot = 0
-	querydSlotSLOT_A2S_PLAYER     querydSlot = 1
-	querydSlotSLOT_A2S_RULES      querydSlot = 2
-	querydSlotSLOT_GS4BASIC       querydSlot = 3
-	querydSlotSLOT_GS4FULL        querydSlot = 4
-	querydSlotSLOT_Q3INFO         querydSlot = 5
-	querydSlotSLOT_Q3STATUS       querydSlot = 6
-	querydSlotSLOT_SQP_CHALLENGE  querydSlot = 7
-	querydSlotSLOT_BEDROCK_PONG   querydSlot = 8
-	querydSlotSLOT_SAGL_CHALLENGE querydSlot = 9
-	querydSlotSLOT_SAGL_INFO      querydSlot = 10
-	querydSlotSLOT_SQP_QUERY      querydSlot = 11
-	querydSlotSLOT_SQP_QUERY_LAST querydSlot = 42
-	querydSlotNSLOTS              querydSlot = 43
-)
-
 type querydSourceCount struct {
 	_ structs.HostLayout
 	N [6]uint64
@@ -233,9 +209,9 @@ type querydSrvdenykey struct {
 
 type querydStats struct {
 	_            structs.HostLayout
-	Req          [6][6]uint64
-	In           [6]uint64
-	Out          [6]uint64
+	Req          [8][6]uint64
+	In           [8]uint64
+	Out          [8]uint64
 	Passed       [6]uint64
 	ResizeFailed uint64
 }
@@ -244,7 +220,6 @@ type querydStats struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydMapBedrate       = "bedrate"
 	querydMapConfigMap     = "config_map"
 	querydMapDeny          = "deny"
 	querydMapDests         = "dests"
@@ -255,8 +230,8 @@ const (
 	querydMapDrainMap      = "drain_map"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
+	querydMapPktrate       = "pktrate"
 	querydMapPorts         = "ports"
-	querydMapQ3rate        = "q3rate"
 	querydMapReplies       = "replies"
 	querydMapRepliesEmpty  = "replies_empty"
 	querydMapRoutes        = "routes"
@@ -265,6 +240,7 @@ const (
 	querydMapUnproven      = "unproven"
 	querydProgQuerydXdp    = "queryd_xdp"
 	querydProgQuerydXdpDev = "queryd_xdp_dev"
+	querydVarFastProtocols = "fast_protocols"
 )
 
 // loadQueryd returns the embedded CollectionSpec for queryd.
@@ -317,7 +293,6 @@ type querydProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
-	Bedrate       *ebpf.MapSpec `ebpf:"bedrate"`
 	ConfigMap     *ebpf.MapSpec `ebpf:"config_map"`
 	Deny          *ebpf.MapSpec `ebpf:"deny"`
 	Dests         *ebpf.MapSpec `ebpf:"dests"`
@@ -328,8 +303,8 @@ type querydMapSpecs struct {
 	DrainMap      *ebpf.MapSpec `ebpf:"drain_map"`
 	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip         *ebpf.MapSpec `ebpf:"perip"`
+	Pktrate       *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports         *ebpf.MapSpec `ebpf:"ports"`
-	Q3rate        *ebpf.MapSpec `ebpf:"q3rate"`
 	Replies       *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty  *ebpf.MapSpec `ebpf:"replies_empty"`
 	Routes        *ebpf.MapSpec `ebpf:"routes"`
@@ -342,6 +317,7 @@ type querydMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydVariableSpecs struct {
+	FastProtocols *ebpf.VariableSpec `ebpf:"fast_protocols"`
 }
 
 // querydObjects contains all objects after they have been loaded into the kernel.
@@ -364,7 +340,6 @@ func (o *querydObjects) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
-	Bedrate       *ebpf.Map `ebpf:"bedrate"`
 	ConfigMap     *ebpf.Map `ebpf:"config_map"`
 	Deny          *ebpf.Map `ebpf:"deny"`
 	Dests         *ebpf.Map `ebpf:"dests"`
@@ -375,8 +350,8 @@ type querydMaps struct {
 	DrainMap      *ebpf.Map `ebpf:"drain_map"`
 	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
 	Perip         *ebpf.Map `ebpf:"perip"`
+	Pktrate       *ebpf.Map `ebpf:"pktrate"`
 	Ports         *ebpf.Map `ebpf:"ports"`
-	Q3rate        *ebpf.Map `ebpf:"q3rate"`
 	Replies       *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty  *ebpf.Map `ebpf:"replies_empty"`
 	Routes        *ebpf.Map `ebpf:"routes"`
@@ -387,7 +362,6 @@ type querydMaps struct {
 
 func (m *querydMaps) Close() error {
 	return _QuerydClose(
-		m.Bedrate,
 		m.ConfigMap,
 		m.Deny,
 		m.Dests,
@@ -398,8 +372,8 @@ func (m *querydMaps) Close() error {
 		m.DrainMap,
 		m.LocalAddrs,
 		m.Perip,
+		m.Pktrate,
 		m.Ports,
-		m.Q3rate,
 		m.Replies,
 		m.RepliesEmpty,
 		m.Routes,
@@ -413,6 +387,7 @@ func (m *querydMaps) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydVariables struct {
+	FastProtocols *ebpf.Variable `ebpf:"fast_protocols"`
 }
 
 // querydPrograms contains all programs after they have been loaded into the kernel.

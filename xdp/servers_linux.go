@@ -37,7 +37,7 @@ type server struct {
 	coll   serverCollector
 
 	// under FastPath.mu
-	last     [numSlots]querydReply
+	last     []querydReply // the replies published last, by slot
 	lastCfg  querydConfig
 	lastDeny map[querydSrvdenykey]bool
 	denyFull bool // its deny list did not fit the program's trie: it passes all its queries
@@ -182,6 +182,11 @@ func (f *FastPath) lookup(name string) *server {
 func (f *FastPath) SetProtocols(server string, ps []module.Protocol) {
 	if s := f.lookup(server); s != nil {
 		ps = append([]module.Protocol(nil), ps...)
+		for _, p := range ps {
+			if err := f.list.check(p); err != nil {
+				f.log.Warn("XDP: the program does not answer all of a protocol's fast queries; the socket path answers the rest", "server", server, "err", err)
+			}
+		}
 		s.protos.Store(&ps)
 		if err := f.divertProtocols(server, ps); err != nil {
 			f.log.Warn("divert: the protocols could not be written", "server", server, "err", err)
@@ -251,24 +256,29 @@ func (c serverCounts) Counts() []responder.Counts {
 	if !ok {
 		return nil
 	}
-	return countsOf(st)
+	return c.f.countsOf(st)
 }
 
 // publish asks a server's protocols for their replies and, when they
 // changed, swaps a new replies array into its entry of the program's map
 // whole.
 func (f *FastPath) publish(s *server, now time.Time) error {
-	var slots [numSlots]querydReply
-	if ps := s.protos.Load(); ps != nil {
-		for _, p := range *ps {
-			if fp, ok := p.(module.FastPath); ok {
-				fp.FastReplies(now, func(r module.FastReply) { fill(&slots, r) })
-			}
+	slots := make([]querydReply, f.list.slots)
+	for _, p := range s.protocols() {
+		fp, ok := p.(module.FastPath)
+		row, known := f.list.row(p.Name())
+		if !ok || !known {
+			continue
 		}
+		fp.FastReplies(now, func(r module.FastReply) {
+			if i, err := f.list.slot(row, r); err == nil {
+				fill(&slots[i], r)
+			}
+		})
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed || f.byIndex[s.index] != s || slots == s.last {
+	if f.closed || f.byIndex[s.index] != s || slices.Equal(slots, s.last) {
 		return nil
 	}
 	m, err := ebpf.NewMap(f.inner)
@@ -293,14 +303,11 @@ func (f *FastPath) publish(s *server, now time.Time) error {
 	return nil
 }
 
-// fill puts r into its slot, unless the program does not know it or it
-// does not fit one reply.
-func fill(slots *[numSlots]querydReply, r module.FastReply) {
-	i, ok := slotOf[r.Query]
-	if !ok || len(r.Reply) == 0 || len(r.Reply) > maxReply {
+// fill puts r into its slot, unless it does not fit one reply.
+func fill(sl *querydReply, r module.FastReply) {
+	if len(r.Reply) == 0 || len(r.Reply) > maxReply {
 		return
 	}
-	sl := &slots[i]
 	sl.Len = uint32(len(r.Reply))
 	sl.Csum = sum16(r.Reply)
 	if r.Open {
@@ -383,32 +390,28 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	rate, burst := responder.SplitBudget(l.UnprovenRate, l.UnprovenBurst, f.ncpu)
 	unp := responder.NewGCRA(float64(rate), burst)
 	c.UnpNs, c.UnpBurst, c.UnpTau = unp.CostQ16(), uint64(burst), uint64(unp.Tolerance())
-	c.Q3Cost, c.Q3Tau = packetRate(s, protoQ3)
-	c.BedrockCost, c.BedrockTau = packetRate(s, protoBedrock)
+	c.RateCost, c.RateTau = f.packetRates(s)
 }
 
 // epochNS is the token epoch (challenge.Epoch, the program's EPOCH_NS).
 const epochNS = uint64(challenge.Epoch)
 
-// packetRate is the per-source packet rate of the protocol of the
-// program's row proto, as the GCRA's cost per request and tolerance in ns
-// (0, 0: none): each protocol's own, whatever the order of the protocols.
-func packetRate(s *server, proto int) (cost, tolerance uint64) {
-	ps := s.protos.Load()
-	if ps == nil {
-		return 0, 0
-	}
-	for _, p := range *ps {
+// packetRates are the per-source packet rates of the server's protocols
+// (dgram.PacketLimited) by the program's row, as the GCRA's cost per
+// request and tolerance in ns (0, 0: none).
+func (f *FastPath) packetRates(s *server) (cost, tolerance [maxProtos]uint64) {
+	for _, p := range s.protocols() {
 		pl, ok := p.(dgram.PacketLimited)
-		if !ok || p.Name() != protocolLabel[proto] {
+		row, known := f.list.row(p.Name())
+		if !ok || !known {
 			continue
 		}
 		if r, burst := pl.PacketLimit(); r > 0 {
 			g := responder.NewGCRA(r, max(burst, 1))
-			return uint64(g.Cost(1)), uint64(g.Tolerance())
+			cost[row], tolerance[row] = uint64(g.Cost(1)), uint64(g.Tolerance())
 		}
 	}
-	return 0, 0
+	return cost, tolerance
 }
 
 // syncDeny writes a server's [limits] deny into the program's trie when it

@@ -15,18 +15,47 @@ import (
 // veth: with rp_filter = 1 the kernel drops what comes from it on the veth.
 var noRouteBack = netip.MustParseAddr("198.18.3.7")
 
+// onLinkFresh4 and onLinkFresh6 are on the veth's subnets, and no host
+// there has them: the server never has a neighbour entry for them.
+var (
+	onLinkFresh4 = netip.MustParseAddr("198.18.0.66")
+	onLinkFresh6 = netip.MustParseAddr("fd00:5164:7864::66")
+)
+
 // strictNet turns rp_filter on in the server's namespace and routes
 // noRouteBack's /24 to another interface there (a veth pair of its own).
-func strictNet(t *testing.T) func(*testNet) { return strictNetFwd(t, false) }
+func strictNet(t *testing.T) func(*testNet) { return strictNetFwd(t, forwarding{}) }
 
-// strictNetFwd is strictNet, with forwarding on in the server's namespace
-// when fwd (the program's route back is then bpf_fib_lookup's, else the
-// mirrored main table's).
-func strictNetFwd(t *testing.T, fwd bool) func(*testNet) {
+// forwarding is which families the server's namespace forwards.
+type forwarding struct{ v4, v6 bool }
+
+// String names the case: "forwarding neither", "IPv4 only", ...
+func (f forwarding) String() string {
+	switch {
+	case f.v4 && f.v6:
+		return "forwarding both"
+	case f.v4:
+		return "forwarding IPv4 only"
+	case f.v6:
+		return "forwarding IPv6 only"
+	}
+	return "forwarding neither"
+}
+
+// strictNetFwd is strictNet, with forwarding turned on in the server's
+// namespace for the families fwd says (newTestNet leaves both off; the
+// program's route back for a family that forwards is bpf_fib_lookup's,
+// else the mirrored main table's).
+func strictNetFwd(t *testing.T, fwd forwarding) func(*testNet) {
 	return func(n *testNet) {
-		if fwd {
-			if err := run("ip", "netns", "exec", n.srvNS, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"); err != nil {
-				t.Fatal(err)
+		for _, s := range []struct {
+			on  bool
+			key string
+		}{{fwd.v4, "net.ipv4.ip_forward=1"}, {fwd.v6, "net.ipv6.conf.all.forwarding=1"}} {
+			if s.on {
+				if err := run("ip", "netns", "exec", n.srvNS, "sysctl", "-qw", s.key); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		for _, s := range [][]string{
@@ -50,21 +79,19 @@ const uncounted = -1 // passed before it counts: not a datagram to a listen addr
 // that the program must not answer, sent raw onto the veth with the
 // program on and then off: the program passes it (counted under its
 // reason, nothing answered nor dropped) and what comes back is exactly
-// what the socket path sends without it. A well-formed query first proves
-// the harness sees replies. Twice: on a host that does not forward (the
-// route back from the mirrored main table) and on one that does
-// (bpf_fib_lookup).
+// what the socket path sends without it. A well-formed query of each
+// family first proves the harness sees replies and that the program
+// answers it. Four times: on a host that forwards neither family (the
+// route back from the mirrored main table), both (bpf_fib_lookup), and
+// one family only (issue 39 item 10: each family's route back as the
+// kernel finds it; IPv4-only forwarding is every Docker host).
 func TestXDPStrict(t *testing.T) {
-	for _, fwd := range []bool{false, true} {
-		name := "not forwarding"
-		if fwd {
-			name = "forwarding"
-		}
-		t.Run(name, func(t *testing.T) { testStrict(t, fwd) })
+	for _, fwd := range []forwarding{{}, {true, true}, {true, false}, {false, true}} {
+		t.Run(fwd.String(), func(t *testing.T) { testStrict(t, fwd) })
 	}
 }
 
-func testStrict(t *testing.T, fwd bool) {
+func testStrict(t *testing.T, fwd forwarding) {
 	fx := newFixtureWith(t, responder.Limits{}, fixtureOpts{setup: strictNetFwd(t, fwd)})
 	w := fx.openWire(t)
 	srvMAC := macOf(t, fx.net.srvNS, fx.net.srvIf)
@@ -123,14 +150,41 @@ func testStrict(t *testing.T, fwd bool) {
 		{"5", "source with no route back through the veth (rp_filter = 1)", v4(noRouteBack, srvAddr4), int(querydPassReasonPASS_NO_ROUTE)},
 	}
 
-	// The control: a well-formed query is answered by the program, once.
-	good := v4(cliAddr4, srvAddr4).bytes()
-	before := fx.count(t, pA2S, oChallenged)
-	if n := w.replies(t, good, 300*time.Millisecond); n != 1 {
-		t.Fatalf("a well-formed raw A2S_INFO got %d replies, want 1", n)
+	// The control: a well-formed query of each family is answered by the
+	// program, once.
+	for _, good := range []frame{v4(cliAddr4, srvAddr4), v4(cliAddr6, srvAddr6)} {
+		before, st0 := fx.count(t, pA2S, oChallenged), mustStats(t, fx)
+		if n := w.replies(t, good.bytes(), 300*time.Millisecond); n != 1 {
+			t.Errorf("a well-formed raw A2S_INFO from %v got %d replies, want 1", good.src, n)
+		}
+		if fx.count(t, pA2S, oChallenged) != before+1 {
+			st1 := mustStats(t, fx)
+			for r := range st1.Passed {
+				if d := st1.Passed[r] - st0.Passed[r]; d != 0 {
+					t.Logf("from %v: passed as %s %d times", good.src, passLabel[r], d)
+				}
+			}
+			t.Fatalf("the well-formed raw A2S_INFO from %v was not challenged by the program", good.src)
+		}
 	}
-	if fx.count(t, pA2S, oChallenged) != before+1 {
-		t.Fatal("the well-formed raw A2S_INFO was not challenged by the program")
+	// An on-link source the server has no neighbour entry for: in a family
+	// that does not forward the program answers it from the mirrored main
+	// table (to the request's MAC); in one that forwards, bpf_fib_lookup
+	// has no neighbour and it passes as no_route (the kernel resolves it).
+	for _, fresh := range []struct {
+		f   frame
+		fwd bool
+	}{{v4(onLinkFresh4, srvAddr4), fwd.v4}, {v4(onLinkFresh6, srvAddr6), fwd.v6}} {
+		st0 := mustStats(t, fx)
+		n := w.replies(t, fresh.f.bytes(), 300*time.Millisecond)
+		st1 := mustStats(t, fx)
+		noRoute := st1.Passed[querydPassReasonPASS_NO_ROUTE] - st0.Passed[querydPassReasonPASS_NO_ROUTE]
+		if fresh.fwd && (n != 0 || noRoute != 1) {
+			t.Errorf("a fresh on-link source %v, its family forwarding: %d replies, %d passed as no_route; want 0 and 1", fresh.f.src, n, noRoute)
+		}
+		if !fresh.fwd && (n != 1 || noRoute != 0) {
+			t.Errorf("a fresh on-link source %v, its family not forwarding: %d replies, %d passed as no_route; want 1 and 0", fresh.f.src, n, noRoute)
+		}
 	}
 	for _, tc := range cases {
 		b := tc.f.bytes()

@@ -42,15 +42,32 @@ func requests(t *testing.T, fx *fixture, protocol, outcome string) float64 {
 	return 0
 }
 
-// Program rows and columns (enum proto, enum outcome in bpf/consts.h).
+// Program rows (the protocols' places in bpf/protocols.h, by name).
+var (
+	pA2S, pGS4, pQ3       = testRow("a2s"), testRow("gamespy4"), testRow("quake3")
+	pSQP, pBedrock, pSAGL = testRow("sqp"), testRow("bedrock"), testRow("sagl")
+)
+
+// testRow is the embedded program's row of the protocol named name.
+func testRow(name string) int {
+	l, err := embedded()
+	if err != nil {
+		panic(err)
+	}
+	i, ok := l.row(name)
+	if !ok {
+		panic("the program has no protocol " + name)
+	}
+	return i
+}
+
+// Program columns (enum outcome in bpf/consts.h).
 const (
-	pA2S, pGS4, pQ3       = protoA2S, protoGS4, protoQ3
-	pSQP, pBedrock, pSAGL = protoSQP, protoBedrock, protoSAGL
-	oAnswered             = int(querydOutcomeOUT_ANSWERED)
-	oOpen                 = int(querydOutcomeOUT_OPEN)
-	oChallenged           = int(querydOutcomeOUT_CHALLENGED)
-	oLimited              = int(querydOutcomeOUT_RATE_LIMITED)
-	oStale                = int(querydOutcomeOUT_STALE)
+	oAnswered   = int(querydOutcomeOUT_ANSWERED)
+	oOpen       = int(querydOutcomeOUT_OPEN)
+	oChallenged = int(querydOutcomeOUT_CHALLENGED)
+	oLimited    = int(querydOutcomeOUT_RATE_LIMITED)
+	oStale      = int(querydOutcomeOUT_STALE)
 )
 
 var (

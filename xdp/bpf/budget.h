@@ -30,9 +30,9 @@ static __always_inline __u64 cost_ns(__u64 n, __u64 ns_q16)
 	return (n * ns_q16 + 0xffff) >> 16;
 }
 
-// bucket_allow takes cost from source k's bucket in map m; a source not
-// seen yet (or forgotten by the LRU) starts with a full bucket.
-static __always_inline int bucket_allow(void *m, const struct srckey *k, __u64 now, __u64 cost, __u64 tau)
+// bucket_allow takes cost from key k's bucket in map m; a key not seen
+// yet (or forgotten by the LRU) starts with a full bucket.
+static __always_inline int bucket_allow(void *m, const void *k, __u64 now, __u64 cost, __u64 tau)
 {
 	__u64 *tat = bpf_map_lookup_elem(m, k);
 	if (!tat) {
@@ -77,4 +77,16 @@ unproven:
 		return 0;
 	n = size < c->unp_burst ? size : c->unp_burst;
 	return gcra(tat, now, cost_ns(n, c->unp_ns), c->unp_tau);
+}
+
+// rate_allow applies the query's protocol's per-source packet rate (the
+// config's row of it; 0: the protocol has none), before its reply.
+static __always_inline int rate_allow(const struct query *q)
+{
+	const struct config *c = q->c;
+	__u32 row = q->proto;
+	if (row >= MAX_PROTOS || !c->rate_cost[row])
+		return 1;
+	struct ratekey k = {.src = q->s.key, .proto = row};
+	return bucket_allow(&pktrate, &k, q->now, c->rate_cost[row], c->rate_tau[row]);
 }

@@ -10,9 +10,9 @@
 
 // challenge_reply sends the template tpl (at most 16 bytes) with the
 // source's current token at payload offset off, big-endian when be, else
-// little-endian, as proto's challenge.
-static __always_inline int challenge_reply(struct query *q, const int v6, enum proto proto, const struct reply *tpl,
-					   const __u32 off, const int be)
+// little-endian, as the query's protocol's challenge.
+static __always_inline int challenge_reply(struct query *q, const int v6, const struct reply *tpl, const __u32 off,
+					   const int be)
 {
 	struct small sm = {};
 	__u32 n = tpl->len;
@@ -28,5 +28,5 @@ static __always_inline int challenge_reply(struct query *q, const int v6, enum p
 	for (int j = 0; j < 4; j++)
 		sm.b[off + j] = be ? t >> (24 - 8 * j) : t >> (8 * j);
 	sm.len = n;
-	return answer(q, v6, proto, OUT_CHALLENGED, 0, &sm, 0);
+	return answer(q, v6, OUT_CHALLENGED, 0, &sm, 0);
 }

@@ -6,27 +6,15 @@
 // into queryd_bpfel.go: the Go side never mirrors them by hand.
 #pragma once
 
-// Reply slots: which pre-encoded reply a query gets (xdp/tables_linux.go
-// maps the modules' fast queries onto them).
-enum slot {
-	SLOT_A2S_INFO,
-	SLOT_A2S_PLAYER,
-	SLOT_A2S_RULES,
-	SLOT_GS4_BASIC,
-	SLOT_GS4_FULL,
-	SLOT_Q3_INFO,
-	SLOT_Q3_STATUS,
-	SLOT_SQP_CHALLENGE,  // a template: the token is written in
-	SLOT_BEDROCK_PONG,
-	SLOT_SAGL_CHALLENGE, // a template: the token is written in
-	SLOT_SAGL_INFO,
-	SLOT_SQP_QUERY,      // + the chunks byte: SQP_CHUNKS slots
-	SLOT_SQP_QUERY_LAST = SLOT_SQP_QUERY + 31,
-	NSLOTS,
+// The protocols' rows (the counters', the packet rates', divert's mask)
+// are their places in bpf/protocols.h, the one list; a program holds at
+// most MAX_PROTOS of them (the size of those tables, which the Go side reads
+// from the generated structs).
+enum proto_limit {
+	MAX_PROTOS = 8,
 };
 
-// Protocols and outcomes: the rows and columns of the counters.
-enum proto { PROTO_A2S, PROTO_GS4, PROTO_Q3, PROTO_SQP, PROTO_BEDROCK, PROTO_SAGL, NPROTO };
+// Outcomes: the columns of the counters.
 enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
 
 // Why a datagram to a listen address was left to the socket path (the
@@ -58,11 +46,6 @@ enum server_limit {
 	MAX_SERVERS = 256,
 };
 
-// Destination flags (struct dest): room for issue 27's divert (none yet).
-enum dest_flags {
-	DEST_NONE = 0,
-};
-
 // Reply flags.
 enum reply_flags {
 	REPLY_OPEN = 1, // answered without a valid token (A2S_INFO, info_challenge off)
@@ -70,6 +53,7 @@ enum reply_flags {
 
 // Sizes: the Go side reads them as the lengths of the generated structs'
 // arrays (struct reply's data) or the maps' sizes.
+#define MAX_SLOTS 64 // reply slots of all protocols together (queryd.c checks NSLOTS against it)
 #define MAX_REPLY 1472 // one Ethernet frame's UDP payload over IPv4 at MTU 1500
 #define MAX_DESTS 16384 // destinations (interface, local address, port) of all servers
 #define MAX_IFACES 64  // interfaces the program may be attached to
@@ -77,7 +61,5 @@ enum reply_flags {
 #define MAX_DENY 16384 // [limits] deny prefixes of all servers
 #define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
 #define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
-
-#define SQP_CHUNKS (SLOT_SQP_QUERY_LAST - SLOT_SQP_QUERY + 1) // SQP chunks bytes with a slot each
 
 #define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)

@@ -55,16 +55,17 @@ static __always_inline void count_source(const struct srckey *k, struct peer *p,
 	__sync_fetch_and_add(&sc->n[out], 1);
 }
 
-// count counts the query's request as a protocol's with an outcome, its
-// bytes and the sent ones, and its source. A function of its own (not
-// inlined): its parameters' types keep enum proto and enum outcome in the
-// object's BTF for bpf2go -type.
-static __noinline void count(const struct query *q, enum proto proto, enum outcome out, __u32 sent)
+// count counts the query's request in its protocol's row with an outcome,
+// its bytes and the sent ones, and its source. A function of its own (not
+// inlined): its parameter's type keeps enum outcome in the object's BTF
+// for bpf2go -type.
+static __noinline void count(const struct query *q, enum outcome out, __u32 sent)
 {
 	struct stats *st = stats(q->r.server);
 	if (!st)
 		return;
-	if (proto < 0 || proto >= NPROTO || out < 0 || out >= NOUT)
+	__u32 proto = q->proto;
+	if (proto >= MAX_PROTOS || out < 0 || out >= NOUT)
 		return;
 	st->req[proto][out]++;
 	st->in[proto] += q->r.plen;

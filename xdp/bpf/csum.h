@@ -3,7 +3,9 @@
 // Internet checksums (RFC 1071): sums of big-endian 16-bit words, folded.
 #pragma once
 
+#include <linux/bpf.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
 
 #include "structs.h"
 

@@ -38,10 +38,13 @@ struct {
 	__type(value, __u32);
 } ports SEC(".maps");
 
+// A server's replies, by slot (each protocol's handler's slots, in the
+// list's order: queryd.c's enum slot_base); package xdp sizes it to the
+// list's slots at load.
 struct replies_inner {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, NSLOTS);
-	__type(key, enum slot);
+	__uint(max_entries, MAX_SLOTS);
+	__type(key, __u32);
 	__type(value, struct reply);
 } replies_empty SEC(".maps"); // the first inner array: nothing served yet
 
@@ -73,20 +76,15 @@ struct {
 	__type(value, struct peer);
 } perip SEC(".maps");
 
+// The per-source packet rates of the protocols that have one (config's
+// rate_cost by row; Quake 3's and Bedrock's): a GCRA's theoretical arrival
+// time per source, server and protocol.
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct srckey);
+	__uint(max_entries, 65536); // set from [limits] tracked_ips at load
+	__type(key, struct ratekey);
 	__type(value, __u64);
-} q3rate SEC(".maps");
-
-// Bedrock's per-source packet rate, like q3rate.
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct srckey);
-	__type(value, __u64);
-} bedrate SEC(".maps");
+} pktrate SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

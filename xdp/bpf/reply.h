@@ -8,14 +8,33 @@
 #include "csum.h"
 #include "route.h"
 
-// slot is reply slot i of the query's server's current replies array, or 0.
+// has reports whether the payload holds at least n bytes (in the datagram
+// and in the frame).
+static __always_inline int has(const struct query *q, __u32 n)
+{
+	return q->r.plen >= n && q->p + n <= (__u8 *)q->end;
+}
+
+// silenced drops a query the program would answer while its server is
+// silent, counted as stale; it returns 0 while the server answers.
+static __always_inline int silenced(const struct query *q)
+{
+	if (!q->stale)
+		return 0;
+	count(q, OUT_STALE, 0);
+	return 1;
+}
+
+// slot is the reply in the query's protocol's slot i (its handler's enum
+// NAME_slot) of its server's current replies array, or 0.
 static __always_inline struct reply *slot(const struct query *q, __u32 i)
 {
 	__u32 server = q->r.server;
 	void *inner = bpf_map_lookup_elem(&replies, &server);
 	if (!inner)
 		return 0;
-	return bpf_map_lookup_elem(inner, &i);
+	__u32 k = q->slot0 + i;
+	return bpf_map_lookup_elem(inner, &k);
 }
 
 // write_ip4 and write_ip6 write the reply's IP header (addresses swapped).
@@ -135,8 +154,8 @@ static __always_inline int send(const struct query *q, const int v6, const struc
 }
 
 // answer sends a slot's reply, or a small one, under the budgets, and
-// counts it.
-static __always_inline int answer(struct query *q, const int v6, int proto, int out, const struct reply *body,
+// counts it in the query's protocol's row.
+static __always_inline int answer(struct query *q, const int v6, enum outcome out, const struct reply *body,
 				  const struct small *sm, const __u32 echo)
 {
 	const __u32 l3 = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
@@ -158,18 +177,13 @@ static __always_inline int answer(struct query *q, const int v6, int proto, int 
 		p->route_gen = q->c->route_gen;
 	}
 	if (!ok) {
-		count(q, proto, OUT_RATE_LIMITED, 0);
+		count(q, OUT_RATE_LIMITED, 0);
 		return XDP_DROP;
 	}
 	int act = send(q, v6, body, sm, echo);
 	if (act == XDP_TX)
-		count(q, proto, out, size);
+		count(q, out, size);
 	return act;
 }
 
-// has reports whether the payload holds at least n bytes (in the datagram
-// and in the frame).
-static __always_inline int has(const struct query *q, __u32 n)
-{
-	return q->r.plen >= n && q->p + n <= (__u8 *)q->end;
-}
+

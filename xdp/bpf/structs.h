@@ -26,8 +26,7 @@ struct config {
 	__u64 epoch, epoch_next; // the token epoch at the last sync, and the monotonic ns the next one starts
 	__u64 perip_ns, perip_burst, perip_tau; // ns per byte << 16 (rounded up: 1e9 << 16 / bytes/s), bytes, ns (burst/rate)
 	__u64 unp_ns, unp_burst, unp_tau;       // one CPU's share of the unproven budget
-	__u64 q3_cost, q3_tau;                    // ns per Quake 3 request per source (0: no limit), burst ns
-	__u64 bedrock_cost, bedrock_tau;          // the same for Bedrock pings
+	__u64 rate_cost[MAX_PROTOS], rate_tau[MAX_PROTOS]; // each protocol's per-source packet rate (by row): ns per request (0: none), burst ns
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
 	__u32 deny;    // this server's entries in the deny trie (0: skip the lookup)
@@ -60,10 +59,12 @@ struct drain {
 	__u32 dirty;
 };
 
+// One server's counters on one CPU; the protocols' rows are their places
+// in bpf/protocols.h.
 struct stats {
-	__u64 req[NPROTO][NOUT];
-	__u64 in[NPROTO];
-	__u64 out[NPROTO];
+	__u64 req[MAX_PROTOS][NOUT];
+	__u64 in[MAX_PROTOS];
+	__u64 out[MAX_PROTOS];
 	__u64 passed[NPASS]; // datagrams to a listen address left to the socket path, by reason
 	__u64 resize_failed; // replies not sent: the driver could not resize the frame (passed)
 };
@@ -76,6 +77,12 @@ struct ipkey {
 struct srckey {
 	struct ipkey ip;
 	__u32 server;
+};
+
+// A source of one server for one protocol: the packet rates' key.
+struct ratekey {
+	struct srckey src;
+	__u32 proto; // the protocol's row
 };
 
 // A destination the program answers for (dests): a local address of an
@@ -94,10 +101,9 @@ struct destkey {
 // local address check and the interface's).
 struct dest {
 	__u8 mac[ETH_ALEN];
-	__u16 divert_port; // issue 27 (divert): room for it, 0 today
+	__u16 pad;
 	enum server_limit server; // the server's index, below MAX_SERVERS
 	enum iface_flags iflags;
-	enum dest_flags flags;
 };
 
 // A local address of an interface (local_addrs); IPv4 as ::ffff:a.b.c.d.
@@ -159,6 +165,8 @@ struct query {
 	__u64 now; // bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC at the last tick)
 	int stale; // the feed is stale: drop what would be answered
 	struct peer *peer; // the source's budget entry (perip), looked up once; 0 for a source without one yet
+	__u32 proto;       // the protocol's row (bpf/protocols.h), set by the demux
+	__u32 slot0;       // its first reply slot: its handler's slot i is slot0 + i
 	struct req r;
 	struct src s;
 };
