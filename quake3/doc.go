@@ -17,13 +17,25 @@
 //	FF FF FF FF "getinfo"   [" " challenge] [ "\n" | NUL ]
 //	FF FF FF FF "getstatus" [" " challenge] [ "\n" | NUL ]
 //
-// The command may come in any case. It ends with nothing, "\n" or a NUL
-// (what follows a "\n" or NUL is ignored), optionally after a space and a
-// challenge of 1 to 128 printable ASCII characters other than \ ; and "
+// queryd reads a request as ioquake3 does (SV_ConnectionlessPacket): the
+// line after FF FF FF FF ends at the first "\n" or NUL (what follows is
+// ignored) and counts at most 1,023 bytes; it is split into tokens as
+// Cmd_TokenizeString splits it: any byte from 1 to 32 separates, "//"
+// ends the line, "/*" to the next "*/" is skipped, a token starting with
+// '"' runs to the next '"' (or the end). The command is the first token, in
+// any case (Q_stricmp); the challenge the second (what follows it is
+// ignored), of 1 to 128 printable ASCII characters other than \ ; and "
 // (dpmaster's rule, which also keeps the challenge from breaking the info
-// string; spaces and a "\r" around it are trimmed). Anything else starting
-// FF FF FF FF getinfo or getstatus is malformed and dropped, so a broken
-// query is never relayed to the game server.
+// string). So " getstatus", "\tgetinfo abc", "\"getstatus\"" and
+// "/**/getinfo" are queries, as the stock server reads them, and queryd
+// answers them: none reaches a game server behind queryd.
+//
+// queryd also claims every datagram starting FF FF FF FF then "getinfo" or
+// "getstatus" in any case ("getinfox": engines that match the prefix).
+// One of these, or a query with a challenge outside the rule, is malformed
+// and dropped, so a broken query is never relayed to the game server.
+// quake3/command_test.go checks the reader against a literal port of
+// ioquake3's (FuzzCommand).
 //
 // # infoResponse
 //
