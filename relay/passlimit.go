@@ -36,7 +36,6 @@ type bucket struct {
 	tokens float64
 	at     int64 // relay clock of the last refill
 	used   bool  // false: new, full
-	passed bool  // a datagram of the source has passed every limit
 }
 
 // take takes one token, reporting whether there was one (a new bucket is
@@ -78,22 +77,20 @@ func newPassLimits(list []dgram.PassLimit) *passLimits {
 
 // passTicket is what take took, so that refund can give it back.
 type passTicket struct {
-	p      *passLimits
-	src    sourceKey
-	taken  uint64 // limits whose tokens (source and total) were taken
-	passed uint64 // limits where the source passed for the first time
+	p     *passLimits
+	src   sourceKey
+	taken uint64 // limits whose tokens (source and total) were taken
 }
 
 // take reports whether req from ip may pass now (clock is the relay's),
 // and takes the tokens if so: each limit it matches must have a token for
 // ip's source (checked first, as ioquake3 checks its per-address bucket
 // first) and one in total. When the total has none, the source's token
-// stays taken once something of the source has passed, so that sources at
-// their own rate (a flood from many addresses) soon offer the total no
-// more than SourceRate each and leave room in it; a source none of whose
-// datagrams has passed yet (a player joining, retrying fast) keeps its
-// burst until one does. A datagram that passes but then does not reach the
-// game server (no session for it) gives its tokens back (refund).
+// stays taken, as in ioquake3: sources sending faster than their own rate
+// (a flood from many addresses) soon offer the total no more than
+// SourceRate each and leave room in it for others. A datagram that passes
+// but then does not reach the game server (no session for it) gives its
+// tokens back (refund).
 func (p *passLimits) take(req []byte, ip netip.Addr, clock func() int64) (passTicket, bool) {
 	if p == nil {
 		return passTicket{}, true
@@ -124,8 +121,8 @@ func (p *passLimits) take(req []byte, ip netip.Addr, clock func() int64) (passTi
 }
 
 // take takes l's tokens for src (p.mu is held), recording them in t as
-// limit i; it reports false, having taken nothing it would give back, when
-// either bucket is empty.
+// limit i; it reports false when either bucket is empty (the source's
+// token, if taken, stays taken).
 func (l *passLimit) take(src sourceKey, now int64, t *passTicket, i int) bool {
 	var b *bucket
 	if l.sources != nil {
@@ -139,16 +136,9 @@ func (l *passLimit) take(src sourceKey, now int64, t *passTicket, i int) bool {
 		}
 	}
 	if l.Rate > 0 && !l.total.take(now, l.Rate, l.Burst) {
-		if b != nil && !b.passed {
-			b.tokens++ // a newcomer keeps its burst until something of it passes
-		}
 		return false
 	}
 	t.taken |= 1 << i
-	if b != nil && !b.passed {
-		b.passed = true
-		t.passed |= 1 << i
-	}
 	return true
 }
 
@@ -178,9 +168,6 @@ func (t passTicket) undo() {
 		}
 		if b, ok := l.sources.Peek(t.src); ok {
 			b.tokens = min(float64(l.SourceBurst), b.tokens+1)
-			if t.passed&(1<<i) != 0 {
-				b.passed = false
-			}
 		}
 	}
 }

@@ -114,32 +114,6 @@ func TestRelayPassLimit(t *testing.T) {
 	}
 }
 
-// A source turned away by the total keeps its own burst until something of
-// it has passed (a player joining retries fast); once one has, what the
-// total turns away costs it its own tokens (a flood's sources soon offer
-// the total no more than SourceRate each).
-func TestPassLimitsNewcomerKeepsBurst(t *testing.T) {
-	p := newPassLimits([]dgram.PassLimit{{Match: matchQ, Rate: 0.001, Burst: 1, SourceRate: 0.001, SourceBurst: 2}})
-	clock := func() int64 { return 1 }
-	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
-	if !p.allow([]byte("Q"), a, clock) {
-		t.Fatal("the first datagram was held")
-	}
-	for range 10 {
-		if p.allow([]byte("Q"), b, clock) {
-			t.Fatal("passed with the total empty")
-		}
-	}
-	src, _ := p.limits[0].sources.Get(sourceOf(b))
-	if src.tokens != 2 {
-		t.Errorf("a source nothing of which passed has %v tokens after 10 turned away by the total, want its burst 2", src.tokens)
-	}
-	p.allow([]byte("Q"), a, clock)
-	if src, _ := p.limits[0].sources.Get(sourceOf(a)); src.tokens != 0 {
-		t.Errorf("a source that passed has %v tokens after one more turned away, want 0", src.tokens)
-	}
-}
-
 // allow is take without the ticket.
 func (p *passLimits) allow(req []byte, ip netip.Addr, clock func() int64) bool {
 	_, ok := p.take(req, ip, clock)
