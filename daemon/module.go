@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
 )
 
@@ -34,6 +35,28 @@ type Servicer interface {
 // the game server while it runs.
 type Claimer interface {
 	Claims(p []byte) bool
+}
+
+// PassLimiter is the optional capability of a module whose stock game
+// server answers some requests from one bucket for every source
+// (ioquake3's getchallenge, getinfo and getstatus), the bucket the
+// [upstream] poll needs too: in relay mode the relay passes such datagrams
+// only within the limit the module gives for its section, on or off
+// (Quake 3's PassLimit), so that the relay names no protocol.
+type PassLimiter interface {
+	PassLimit(sec config.Section) dgram.PassLimit
+}
+
+// passLimits are the PassLimiters' limits for the config c.
+func passLimits(mods []Module, c *config.Config) []dgram.PassLimit {
+	var out []dgram.PassLimit
+	for _, m := range mods {
+		pl, ok := m.(PassLimiter)
+		if sec := c.Section(m.Name()); ok && sec != nil {
+			out = append(out, pl.PassLimit(sec))
+		}
+	}
+	return out
 }
 
 // Heartbeater is the optional capability of a module whose services send

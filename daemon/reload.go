@@ -174,6 +174,9 @@ func (s *Server) reload(nc *config.Config, servers int) {
 		s.fast.SetDeny(s.name, nc.Limits.DenyList())
 	}
 	s.swapProtocols(protos)
+	if s.relay != nil {
+		s.relay.SetPassLimits(passLimits(s.host.opts.Modules, nc))
+	}
 	for _, k := range nc.RestartKeys(s.cfg) {
 		s.log.Warn("SIGHUP: change needs a restart to take effect", "key", k)
 	}

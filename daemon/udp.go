@@ -24,6 +24,7 @@ func (s *Server) newRelay() (part, error) {
 	}
 	cfg := rc.RelayConfig(up)
 	cfg.Logger, cfg.Registry = s.log.With("part", "relay"), s.reg
+	cfg.Pass = passLimits(s.host.opts.Modules, s.cfg)
 	r, err := relay.New(cfg)
 	if err != nil {
 		return nil, err

@@ -58,12 +58,19 @@ type Metrics = querydtest.Metrics
 
 // baseTables is the config every test daemon starts from (on the
 // harness's own: loopback ports, the feed socket): every protocol module
-// on, the default budgets, and baseServer.
+// on, the default budgets, and baseServer, but for the relay's pass limit
+// on getchallenge ([quake3] pass_rate, pass_source_rate): the relay tests
+// flood stand-in game servers with getchallenge to measure the session
+// caps, and the limit would hold those datagrams before any session.
+// TestRelayQuake3PollKept tests the limit at its defaults (a key set to
+// nil is removed).
 func baseTables() Tables {
 	tables := Tables{"server": baseServer()}
 	for _, m := range protocols.List() {
 		tables[m.Name()] = map[string]any{"enabled": true}
 	}
+	tables["quake3"]["pass_rate"] = 0.0
+	tables["quake3"]["pass_source_rate"] = 0.0
 	return tables
 }
 

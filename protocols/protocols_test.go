@@ -43,3 +43,15 @@ func TestServicers(t *testing.T) {
 		}
 	}
 }
+
+// Quake 3 alone says what relay mode may pass of the requests its stock
+// server answers from one global bucket (daemon.PassLimiter): a changed
+// signature would turn the limit off silently.
+func TestPassLimiters(t *testing.T) {
+	for _, m := range List() {
+		_, ok := m.(daemon.PassLimiter)
+		if want := m.Name() == "quake3"; ok != want {
+			t.Errorf("%s: PassLimiter %v, want %v", m.Name(), ok, want)
+		}
+	}
+}

@@ -17,6 +17,15 @@ type Section struct {
 	GameType    int     `toml:"gametype"`     // "gametype" unless the state's rules set g_gametype
 	PacketRate  float64 `toml:"packet_rate"`  // getinfo/getstatus per second per IP; 0 turns the limit off
 	PacketBurst int     `toml:"packet_burst"` // requests one IP may send at once
+	// PassRate and PassBurst bound what relay mode passes to the game
+	// server of the requests ioquake3 answers from its one global bucket
+	// (getchallenge, and getinfo/getstatus with [quake3] off), all sources
+	// together; PassSourceRate and PassSourceBurst per source. 0 turns a
+	// rate off. See Module.PassLimit.
+	PassRate        float64 `toml:"pass_rate"`
+	PassBurst       int     `toml:"pass_burst"`
+	PassSourceRate  float64 `toml:"pass_source_rate"`
+	PassSourceBurst int     `toml:"pass_source_burst"`
 	// QueryPortIsJoinPort says players join the game at queryd's own UDP
 	// address, which is what heartbeats make masters list. Without relay mode
 	// it is the operator's promise that lets masters be configured.
@@ -38,11 +47,13 @@ const (
 	maxInfoKeys = 32
 	maxName     = 64
 	maxValue    = 256
+	maxPass     = 1000
 )
 
 // NewSection returns [quake3] with its defaults.
 func NewSection() *Section {
-	return &Section{Enabled: true, Protocol: DefaultProtocol, PacketRate: DefaultPacketRate, PacketBurst: DefaultPacketBurst}
+	return &Section{Enabled: true, Protocol: DefaultProtocol, PacketRate: DefaultPacketRate, PacketBurst: DefaultPacketBurst,
+		PassRate: DefaultPassRate, PassBurst: DefaultPassBurst, PassSourceRate: DefaultPassSourceRate, PassSourceBurst: DefaultPassSourceBurst}
 }
 
 // On reports whether Quake 3 is answered.
@@ -77,6 +88,22 @@ func (s *Section) Check(c *config.Config, errs *config.Errors) {
 	}
 	if s.PacketBurst < 1 || s.PacketBurst > 1e6 {
 		errs.Add("quake3.packet_burst", "want 1 to 1000000, got %d", s.PacketBurst)
+	}
+	for _, r := range []struct {
+		key string
+		v   float64
+	}{{"quake3.pass_rate", s.PassRate}, {"quake3.pass_source_rate", s.PassSourceRate}} {
+		if r.v < 0 || r.v > maxPass || r.v != r.v {
+			errs.Add(r.key, "want 0 (off) to %d datagrams per second, got %v", maxPass, r.v)
+		}
+	}
+	for _, b := range []struct {
+		key string
+		v   int
+	}{{"quake3.pass_burst", s.PassBurst}, {"quake3.pass_source_burst", s.PassSourceBurst}} {
+		if b.v < 1 || b.v > maxPass {
+			errs.Add(b.key, "want 1 to %d, got %d", maxPass, b.v)
+		}
 	}
 	s.checkInfo(errs)
 	s.checkMasters(c, errs)

@@ -29,6 +29,15 @@ func TestSectionDefaults(t *testing.T) {
 	if q.Protocol != quake3.DefaultProtocol || q.PacketRate != quake3.DefaultPacketRate || q.PacketBurst != quake3.DefaultPacketBurst {
 		t.Errorf("defaults %+v, want the package's", q)
 	}
+	pl := quake3.Module{}.PassLimit(q)
+	if pl.Rate != 5 || pl.Burst != 5 || pl.SourceRate != 0.1 || pl.SourceBurst != 4 || !pl.On() ||
+		!pl.Match([]byte("\xFF\xFF\xFF\xFFgetchallenge")) || pl.Match([]byte("\xFF\xFF\xFF\xFFconnect")) {
+		t.Errorf("pass limit %+v", pl)
+	}
+	// Below ioquake3's global bucket (10 at once, 10 a second): room is left for the poll.
+	if quake3.DefaultPassRate >= 10 || quake3.DefaultPassBurst >= 10 {
+		t.Errorf("the default pass limit %v/s, burst %d, does not leave room in ioquake3's bucket", quake3.DefaultPassRate, quake3.DefaultPassBurst)
+	}
 }
 
 func TestSectionValid(t *testing.T) {
@@ -39,6 +48,9 @@ protocol = 84
 gametype = 4
 packet_rate = 2.5
 packet_burst = 20
+pass_rate = 0.0
+pass_source_rate = 0.5
+pass_source_burst = 2
 [quake3.info]
 sv_punkbuster = "0"
 pure = "1"
@@ -65,7 +77,8 @@ max_sessions = 100
 	if len(q.Masters) != 2 || q.Masters[0] != want[0] || q.Masters[1] != want[1] {
 		t.Errorf("masters %+v", q.Masters)
 	}
-	if q.GameName != "et" || q.Protocol != 84 || q.GameType != 4 || q.PacketRate != 2.5 || q.PacketBurst != 20 {
+	if q.GameName != "et" || q.Protocol != 84 || q.GameType != 4 || q.PacketRate != 2.5 || q.PacketBurst != 20 ||
+		q.PassRate != 0 || q.PassBurst != 5 || q.PassSourceRate != 0.5 || q.PassSourceBurst != 2 {
 		t.Errorf("%+v", q)
 	}
 	if c.Relay.Upstream != "127.0.0.1:27961" || c.Relay.Sessions() != 100 {
@@ -99,6 +112,11 @@ func TestSectionErrors(t *testing.T) {
 		{"[quake3]\nprotocol = 0", "quake3.protocol", "want 1"},
 		{"[quake3]\ngametype = -1", "quake3.gametype", "want 0"},
 		{"[quake3]\npacket_rate = -1.0", "quake3.packet_rate", "want 0"},
+		{"[quake3]\npass_rate = -1.0", "quake3.pass_rate", "want 0"},
+		{"[quake3]\npass_rate = nan", "quake3.pass_rate", "want 0"},
+		{"[quake3]\npass_source_rate = 1001.0", "quake3.pass_source_rate", "want 0"},
+		{"[quake3]\npass_burst = 0", "quake3.pass_burst", "want 1"},
+		{"[quake3]\npass_source_burst = 1001", "quake3.pass_source_burst", "want 1"},
 		{"[quake3]\npacket_burst = 0", "quake3.packet_burst", "want 1"},
 		{"[quake3.info]\nhostname = \"x\"", "quake3.info.hostname", "sets"},
 		{"[quake3.info]\n\"a b\" = \"x\"", "quake3.info.a b", "key"},

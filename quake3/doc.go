@@ -17,13 +17,25 @@
 //	FF FF FF FF "getinfo"   [" " challenge] [ "\n" | NUL ]
 //	FF FF FF FF "getstatus" [" " challenge] [ "\n" | NUL ]
 //
-// The command may come in any case. It ends with nothing, "\n" or a NUL
-// (what follows a "\n" or NUL is ignored), optionally after a space and a
-// challenge of 1 to 128 printable ASCII characters other than \ ; and "
+// queryd reads a request as ioquake3 does (SV_ConnectionlessPacket): the
+// line after FF FF FF FF ends at the first "\n" or NUL (what follows is
+// ignored) and counts at most 1,023 bytes; it is split into tokens as
+// Cmd_TokenizeString splits it: any byte from 1 to 32 separates, "//"
+// ends the line, "/*" to the next "*/" is skipped, a token starting with
+// '"' runs to the next '"' (or the end). The command is the first token, in
+// any case (Q_stricmp); the challenge the second (what follows it is
+// ignored), of 1 to 128 printable ASCII characters other than \ ; and "
 // (dpmaster's rule, which also keeps the challenge from breaking the info
-// string; spaces and a "\r" around it are trimmed). Anything else starting
-// FF FF FF FF getinfo or getstatus is malformed and dropped, so a broken
-// query is never relayed to the game server.
+// string). So " getstatus", "\tgetinfo abc", "\"getstatus\"" and
+// "/**/getinfo" are queries, as the stock server reads them, and queryd
+// answers them: none reaches a game server behind queryd.
+//
+// queryd also claims every datagram starting FF FF FF FF then "getinfo" or
+// "getstatus" in any case ("getinfox": engines that match the prefix).
+// One of these, or a query with a challenge outside the rule, is malformed
+// and dropped, so a broken query is never relayed to the game server.
+// quake3/command_test.go checks the reader against a literal port of
+// ioquake3's (FuzzCommand).
 //
 // # infoResponse
 //
@@ -98,6 +110,29 @@
 // getstatus) with a full state; hostile/README.md ("Amplification by state") gives
 // every protocol's reply as a function of the state.
 //
+// # What relay mode passes: the stock server's global bucket
+//
+// ioquake3 answers getstatus, getinfo and getchallenge (as its parser
+// reads them) only within a per-address bucket (a burst of 10, then one a
+// second) and then one bucket for every source: a burst of 10, then one
+// per 100 ms (SVC_RateLimit(&outboundLeakyBucket, 10, 100)). queryd's
+// [upstream] poll and the heartbeats' probe (getstatus, getinfo) draw on
+// that global bucket too. queryd answers every getinfo and getstatus
+// itself (Requests, above), so of these only getchallenge reaches the
+// game server (all three with [quake3] off). Relay mode passes them
+// (GloballyLimited) at most pass_source_rate a second per source after
+// pass_source_burst, then at most pass_rate a second in total after
+// pass_burst (Module.PassLimit, the daemon's PassLimiter capability; the
+// relay names no protocol): by default 4 then one every 10 s per source,
+// 5 then 5 a second in total, half the stock server's bucket. Before, 40
+// addresses sending one such datagram a second each starved the poll:
+// queryd went stale and answered nothing (hostile/relayq3poll_test.go).
+// What remains: a flood from more than 50 sources (each passes one every
+// 10 s) fills pass_rate, and a new player's getchallenge then competes
+// with it, as it would at a stock server without queryd; the poll is not
+// affected. The keys apply on SIGHUP. In divert mode the XDP program
+// decides what passes to the game server (package xdp).
+//
 // # Master servers
 //
 // With [[quake3.masters]] (address, heartbeat, optional flatline) queryd
@@ -146,6 +181,10 @@
 //	gametype = 0        # 0 to 1000; unless the state's rules set g_gametype
 //	packet_rate = 1.0   # getinfo/getstatus per second per source; 0 turns the limit off
 //	packet_burst = 10
+//	pass_rate = 5.0           # relay mode: getchallenge (+ getinfo/getstatus when off) passed per second, all sources; 0: no limit
+//	pass_burst = 5            # 1 to 1000
+//	pass_source_rate = 0.1    # the same per source (IPv4 address or IPv6 /64); 0: no limit; 0 to 1000
+//	pass_source_burst = 4     # 1 to 1000
 //	query_port_is_join_port = false
 //
 //	[quake3.info]       # at most 32 extra keys for both replies (not the keys queryd sets)

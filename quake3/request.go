@@ -33,59 +33,62 @@ type Request struct {
 	Challenge []byte
 }
 
-// Claims reports whether p starts like a Quake 3 query: FF FF FF FF then
-// "getinfo" or "getstatus" in any case. Claiming the whole prefix keeps
-// broken queries from being relayed to a game server behind queryd.
+// Claims reports whether p is a Quake 3 query: every datagram ioquake3's
+// own parser reads as getinfo or getstatus (command: the first token of
+// the line after FF FF FF FF, in any case, after any whitespace or
+// comment, quoted or not: " getstatus", "\tgetinfo", "\"getstatus\""),
+// and every datagram starting FF FF FF FF then "getinfo" or "getstatus"
+// in any case (engines that match the prefix; a broken one is dropped as
+// malformed). Claiming them all keeps queries, broken ones included, from
+// being relayed to a game server behind queryd.
 func Claims(p []byte) bool {
 	if len(p) < 4+len(cmdInfo) || !bytes.Equal(p[:4], header) {
 		return false
 	}
-	return hasPrefixFold(p[4:], cmdInfo) || hasPrefixFold(p[4:], cmdStatus)
+	if hasPrefixFold(p[4:], cmdInfo) || hasPrefixFold(p[4:], cmdStatus) {
+		return true
+	}
+	argv0, _, _ := command(p)
+	return isWord(argv0, cmdInfo) || isWord(argv0, cmdStatus)
 }
 
-// ParseRequest parses a getinfo or getstatus datagram: the command in any
-// case, then nothing, a "\n" or a NUL (anything after those is ignored), or a
-// space and a challenge of 1 to 128 printable ASCII characters other than
-// \ ; and " (spaces and a "\r" around it are trimmed).
+// ParseRequest parses a getinfo or getstatus datagram as ioquake3 reads
+// it (command): the command is the line's first token, in any case; the
+// challenge its second token (what follows is ignored), of 1 to 128
+// printable ASCII characters other than \ ; and " (dpmaster's rule; an
+// empty one is none). A datagram Claims takes for its first bytes whose
+// first token is not the command ("getinfox") is malformed.
 func ParseRequest(p []byte) (Request, error) {
 	if len(p) < 4+len(cmdInfo) {
 		return Request{}, errShort
 	}
-	if !bytes.Equal(p[:4], header) {
+	argv0, argv1, ok := command(p)
+	if !ok {
 		return Request{}, errNotQuake3
 	}
-	body := p[4:]
 	var r Request
 	switch {
-	case hasPrefixFold(body, cmdStatus):
-		r.Type, body = TypeStatus, body[len(cmdStatus):]
-	case hasPrefixFold(body, cmdInfo):
-		r.Type, body = TypeInfo, body[len(cmdInfo):]
+	case isWord(argv0, cmdStatus):
+		r.Type = TypeStatus
+	case isWord(argv0, cmdInfo):
+		r.Type = TypeInfo
+	case hasPrefixFold(p[4:], cmdInfo) || hasPrefixFold(p[4:], cmdStatus):
+		return Request{}, errTrailing
 	default:
 		return Request{}, errNotQuake3
 	}
-	if i := bytes.IndexAny(body, "\n\x00"); i >= 0 {
-		body = body[:i]
-	}
-	if len(body) == 0 {
+	if len(argv1) == 0 {
 		return r, nil
 	}
-	if body[0] != ' ' && body[0] != '\t' && body[0] != '\r' {
-		return Request{}, errTrailing
-	}
-	arg := bytes.Trim(body, " \t\r")
-	if len(arg) == 0 {
-		return r, nil
-	}
-	if len(arg) > MaxChallenge {
+	if len(argv1) > MaxChallenge {
 		return Request{}, errLong
 	}
-	for _, c := range arg {
+	for _, c := range argv1 {
 		if c < 33 || c > 126 || c == '\\' || c == ';' || c == '"' {
 			return Request{}, errBadChar
 		}
 	}
-	r.Challenge = arg
+	r.Challenge = argv1
 	return r, nil
 }
 

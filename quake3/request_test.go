@@ -26,6 +26,15 @@ func TestParseRequest(t *testing.T) {
 		{q3 + "GETSTATUS\n", TypeStatus, "-"},
 		{q3 + "getstatus\x00", TypeStatus, "-"},
 		{q3 + "getstatus 12345", TypeStatus, "12345"},
+		// ioquake3's parser (command): the second token is the challenge,
+		// what follows it is ignored; any byte from 1 to 32 separates.
+		{q3 + "getinfo a b", TypeInfo, "a"},
+		{q3 + "getinfo a\"b", TypeInfo, "a"},
+		{q3 + "getstatus \x01", TypeStatus, "-"},
+		{q3 + "getinfo \"abc\"", TypeInfo, "abc"},
+		{q3 + "getinfo \"\"", TypeInfo, "-"},
+		{q3 + "getinfo//abc", TypeInfo, "-"},
+		{q3 + "getinfo abc//def", TypeInfo, "abc"},
 	}
 	for _, c := range cases {
 		if !Claims([]byte(c.req)) {
@@ -64,11 +73,16 @@ func TestParseRequestMalformed(t *testing.T) {
 		{q3 + "getinfo " + strings.Repeat("z", 129), true},
 		{q3 + "getinfo a\\b", true},
 		{q3 + "getinfo a;b", true},
-		{q3 + "getinfo a\"b", true},
-		{q3 + "getinfo a b", true},
 		{q3 + "getinfo a\x7fb", true},
 		{q3 + "getinfo \xc3\xa9", true},
-		{q3 + "getstatus \x01", true},
+		{q3 + "getinfo \"a b\"", true},
+		{q3 + "getinfo/x", true},
+		{q3 + " getinfo " + strings.Repeat("z", 129), true},
+		{q3 + " getinfox", false},
+		{q3 + "\"get info\"", false},
+		{q3 + "//getinfo", false},
+		{q3 + "\ngetinfo", false},
+		{q3 + strings.Repeat(" ", 1023) + "getinfo", false},
 	}
 	for _, c := range cases {
 		if got := Claims([]byte(c.req)); got != c.claims {

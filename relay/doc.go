@@ -29,6 +29,12 @@
 // relayed), and Quake 3 claims every getinfo/getstatus, so a broken query is
 // dropped rather than relayed.
 //
+// A module whose stock game server answers some requests from one bucket
+// for every source, the bucket queryd's [upstream] poll needs too, gives the
+// relay a limit on them (Config.Pass, dgram.PassLimit; Quake 3: getchallenge,
+// [quake3] pass_rate and pass_source_rate): over it a datagram is dropped
+// and counted as pass_limit before any session is looked up.
+//
 // # Sessions
 //
 // A source is an IPv4 address or an IPv6 /64; a site an IPv4 /24, an IPv6
@@ -202,7 +208,7 @@
 //	queryd_relay_sessions_proven
 //	queryd_relay_sessions_opened_total
 //	queryd_relay_sessions_evicted_total
-//	queryd_relay_dropped_total{reason="queue_full"|"sessions_full"|"per_ip_full"|"site_full"|"open_rate"|"loop"|"dial"|"send"|"too_large"}
+//	queryd_relay_dropped_total{reason="queue_full"|"sessions_full"|"per_ip_full"|"site_full"|"open_rate"|"loop"|"pass_limit"|"dial"|"send"|"too_large"}
 //
 // and every datagram the relay passed to the game server counts as
 // queryd_requests_total{protocol="unknown",outcome="forwarded"}, every one

@@ -13,10 +13,11 @@ const (
 	dropOpenRate            // the source opens sessions faster than OpenRate
 	dropSiteFull            // the source's /24, /56 or /48 holds its share, none evictable
 	dropLoop                // the source is the game server's address or this host's
+	dropPassLimit           // over a pass limit (Config.Pass): the game server's global bucket is kept for queryd's poll
 	numDrops
 )
 
-var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate", "site_full", "loop"}
+var dropLabels = [numDrops]string{"queue_full", "sessions_full", "dial", "send", "too_large", "per_ip_full", "open_rate", "site_full", "loop", "pass_limit"}
 
 // The names of the relay's metrics, for the packages that read them (the
 // status page, tests); docs/metrics.md describes each.

@@ -62,8 +62,12 @@ type Config struct {
 	// LoadingGrace is how long a playing session may be quiet (a map load)
 	// and still never be evicted for a newcomer.
 	LoadingGrace time.Duration
-	Logger       *slog.Logger
-	Registry     prometheus.Registerer // nil: a private registry
+	// Pass limits what the relay passes of the datagrams the game server
+	// answers from one bucket for every source (passlimit.go); a limit
+	// that is not On is left out. SetPassLimits replaces them.
+	Pass     []dgram.PassLimit
+	Logger   *slog.Logger
+	Registry prometheus.Registerer // nil: a private registry
 }
 
 // Relay is relay mode's Forwarder: queryd owns the public game port, and the
@@ -113,6 +117,7 @@ type Relay struct {
 	nProven atomic.Int64   // proven sessions, for the gauge
 	// dialWarned is the relay clock of the last warning about a failed dial.
 	dialWarned atomic.Int64
+	pass       atomic.Pointer[passLimits] // Config.Pass, swapped whole by SetPassLimits
 }
 
 // New makes a relay to cfg.Upstream. It opens sockets only as clients come.
@@ -146,6 +151,7 @@ func New(cfg Config) (*Relay, error) {
 		return net.DialUDP("udp", laddr, up)
 	}
 	r.lo = newLoopbacks(cfg.Upstream.Addr(), r.log)
+	r.SetPassLimits(cfg.Pass)
 	if err := r.m.register(cfg.Registry, func() float64 { return float64(r.counter.Load()) },
 		func() float64 { return float64(r.nProven.Load()) }); err != nil {
 		return nil, fmt.Errorf("relay metrics: %w", err)
@@ -209,6 +215,20 @@ func (r *Relay) Forward(req []byte, src netip.AddrPort, local netip.Addr, back d
 		r.m.drop(dropTooLarge)
 		return false
 	}
+	ticket, ok := r.pass.Load().take(req, src.Addr(), r.now)
+	if !ok {
+		r.m.drop(dropPassLimit)
+		return false
+	}
+	if !r.forward(req, src, local, back) {
+		ticket.refund() // it never reached the game server
+		return false
+	}
+	return true
+}
+
+// forward is Forward past the pass limits.
+func (r *Relay) forward(req []byte, src netip.AddrPort, local netip.Addr, back dgram.Sender) bool {
 	r.mu.RLock()
 	s, closed := r.bySrc[src], r.closed
 	r.mu.RUnlock()
@@ -256,6 +276,11 @@ func (r *Relay) send(s *session, req []byte) bool {
 	}
 	return false
 }
+
+// SetPassLimits replaces the limits on what the relay passes of the
+// datagrams the game server answers from one bucket for every source
+// (Config.Pass; on SIGHUP): their buckets start afresh.
+func (r *Relay) SetPassLimits(list []dgram.PassLimit) { r.pass.Store(newPassLimits(list)) }
 
 // Sessions returns how many sessions are open (or opening).
 func (r *Relay) Sessions() int {
