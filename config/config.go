@@ -1,5 +1,5 @@
 // Package config is queryd's TOML configuration: the core tables ([listen],
-// [feed], [limits], [relay], [upstream], [admin], [log], [xdp], [server]), the embedded default
+// [feed], [limits], [relay], [upstream], [admin], [log], [xdp], [server], [host]), the embedded default
 // config (a demo server), and loading that reports every error with its key
 // in one run. Each protocol module owns its own table ([a2s], [sagl], …):
 // its section type, defaults and bounds live in the module's package, which
@@ -14,8 +14,8 @@
 // files, each one server named by its file name without ".toml" (letters, digits, '-', '_'; "main"
 // and "feed" are taken). A server file holds only per-server tables
 // ([listen], [feed], [limits], [server], [relay], [upstream], the protocol
-// sections); the host-wide ones ([admin], [log], [xdp], [servers]) are the
-// main file's, and an error elsewhere. The main file is itself the server
+// sections); the host-wide ones ([admin], [log], [xdp], [servers], [host])
+// are the main file's, and an error elsewhere. The main file is itself the server
 // "main" when it has a per-server table or no [servers] table: every
 // single-server config is a host of one. LoadHost reads them all (at most
 // MaxServers servers, each file bounded as one config is): the main file's
@@ -68,6 +68,9 @@ type Config struct {
 	XDP      XDP      `toml:"xdp"`
 	// Servers is [servers]: the server files of host mode (main file only).
 	Servers Servers `toml:"servers"`
+	// Host is [host]: the host-wide budgets every server of this queryd
+	// shares (main file only).
+	Host HostLimits `toml:"host"`
 
 	// Modules are the protocol modules' sections, in registration order.
 	Modules []NamedSection `toml:"-"`
@@ -127,6 +130,37 @@ type Limits struct {
 // DenyList is [limits] deny, parsed: the one list the socket path and the
 // XDP program both check (nil: none).
 func (l Limits) DenyList() *responder.Deny { return l.deny }
+
+// HostLimits is [host]: what every server of one queryd together may send
+// one source, on top of each server's [limits] (main file only; see
+// HostBudget).
+type HostLimits struct {
+	// PerIPRate is the reply bytes per second all servers together may send
+	// one IPv4 address or IPv6 /64; 0: responder.HostFactor (4) times the
+	// main file's [limits] per_ip_rate.
+	PerIPRate ByteSize `toml:"per_ip_rate"`
+	// PerIPBurst is that budget's burst; 0: responder.HostFactor times the
+	// main file's [limits] per_ip_burst.
+	PerIPBurst ByteSize `toml:"per_ip_burst"`
+}
+
+// HostBudget is the host-wide per-IP budget of a main file: [host], its
+// zeros derived from [limits] (responder.DefaultHostLimits), as many
+// sources tracked as [limits] tracked_ips.
+func (c *Config) HostBudget() responder.HostLimits {
+	l := responder.DefaultHostLimits(responder.Limits{
+		PerIPRate: int(c.Limits.PerIPRate), PerIPBurst: int(c.Limits.PerIPBurst),
+		UnprovenRate: int(c.Limits.UnprovenRate), UnprovenBurst: int(c.Limits.UnprovenBurst),
+		TrackedIPs: c.Limits.TrackedIPs,
+	})
+	if c.Host.PerIPRate > 0 {
+		l.PerIPRate = int(c.Host.PerIPRate)
+	}
+	if c.Host.PerIPBurst > 0 {
+		l.PerIPBurst = int(c.Host.PerIPBurst)
+	}
+	return l
+}
 
 // Admin is [admin]: the HTTP listener for /metrics, /healthz and the
 // status page.
@@ -325,7 +359,7 @@ func (c *Config) tables() map[string]any {
 	return map[string]any{
 		"listen": &c.Listen, "feed": &c.Feed, "limits": &c.Limits,
 		"relay": &c.Relay, "upstream": &c.Upstream, "admin": &c.Admin, "log": &c.Log, "xdp": &c.XDP,
-		"servers": &c.Servers,
+		"servers": &c.Servers, "host": &c.Host,
 	}
 }
 
@@ -389,6 +423,7 @@ func (c *Config) validate(errs *Errors) {
 	c.validateXDP(errs)
 	c.validateAdmin(errs)
 	c.validateServers(errs)
+	c.validateHost(errs)
 	for _, s := range c.Modules {
 		s.Section.Check(c, errs)
 	}

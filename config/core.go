@@ -169,6 +169,18 @@ func hostName(h string) bool {
 	return true
 }
 
+// validateHost checks [host]: a rate (0: derived) and a burst of at
+// least one datagram (0: derived).
+func (c *Config) validateHost(errs *Errors) {
+	h := c.Host
+	if h.PerIPRate < 0 {
+		errs.Add("host.per_ip_rate", "want a rate in bytes per second (0: %d times [limits] per_ip_rate), got %d", responder.HostFactor, h.PerIPRate)
+	}
+	if h.PerIPBurst != 0 && h.PerIPBurst < 1500 {
+		errs.Add("host.per_ip_burst", "must be at least 1500 bytes (one full datagram), or 0 (%d times [limits] per_ip_burst)", responder.HostFactor)
+	}
+}
+
 // validateServers checks [servers] include: at most MaxIncludes globs, each
 // well formed, with wildcards only in the file name, so that each is one
 // folder read (no walk of a tree, however large).

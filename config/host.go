@@ -37,7 +37,7 @@ type Servers struct {
 }
 
 // hostWide are the tables only the main file may have: the host's.
-var hostWide = []string{"admin", "log", "xdp", "servers"}
+var hostWide = []string{"admin", "log", "xdp", "servers", "host"}
 
 // HostWide reports whether key (one of Config.RestartKeys) is one of the
 // host's tables: a change to it needs the process restarted, where a host
@@ -48,7 +48,7 @@ func HostWide(key string) bool { return slices.Contains(hostWide, key) }
 // Host is a main config file and the servers it runs.
 type Host struct {
 	Path    string       // the main file; "" for the embedded default or ParseHost
-	Main    *Config      // the main file; its [admin] [log] [xdp] [servers] are the host's
+	Main    *Config      // the main file; its [admin] [log] [xdp] [servers] [host] are the host's
 	Servers []HostServer // "main" first when the main file is a server, then the included files in order
 	// Failed are the included files refused (unreadable, a parse error, a
 	// host-wide table, a bad or duplicate name, an address or socket overlap
@@ -60,7 +60,7 @@ type Host struct {
 type HostServer struct {
 	Name string // "main", or the file name without ".toml" (letters, digits, '-', '_')
 	Path string // its file ("" for the embedded default)
-	// Config is its tables; Admin, Log, XDP and Servers are the main
+	// Config is its tables; Admin, Log, XDP, Servers and Host are the main
 	// file's (copied), so code that reads cfg.Admin / cfg.XDP keeps working.
 	Config *Config
 }
@@ -442,7 +442,7 @@ func (b *hostBuilder) loadServer(name, path string) (*Config, error) {
 		return nil, errs
 	}
 	m := b.h.Main
-	c.Admin, c.Log, c.XDP, c.Servers = m.Admin, m.Log, m.XDP, m.Servers
+	c.Admin, c.Log, c.XDP, c.Servers, c.Host = m.Admin, m.Log, m.XDP, m.Servers, m.Host
 	return c, nil
 }
 

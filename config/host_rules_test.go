@@ -95,6 +95,8 @@ func TestHostMainIsServer(t *testing.T) {
 		hostMain:                               false,
 		"[servers]\n":                          false,
 		"[servers]\n[log]\n[xdp]\n":            false,
+		hostMain + "[host]\n":                  false,
+		"[host]\n":                             true,
 		hostMain + "[listen]\n":                true,
 		hostMain + "[feed]\n":                  true,
 		hostMain + "[limits]\n":                true,
@@ -122,7 +124,7 @@ func TestHostMainIsServer(t *testing.T) {
 // TestHostServerFileHostWide: a host-wide table in a server file refuses
 // that file, naming the file, the key and the main file; the others run.
 func TestHostServerFileHostWide(t *testing.T) {
-	for _, table := range []string{"admin", "log", "xdp", "servers"} {
+	for _, table := range []string{"admin", "log", "xdp", "servers", "host"} {
 		h := loadHost(t, map[string]string{
 			"queryd.toml": hostMain,
 			"s/a.toml":    udpServer("127.0.0.1:27115", "") + "[" + table + "]\n",

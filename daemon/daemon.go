@@ -17,6 +17,7 @@ import (
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/dgram"
 	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/xdp"
 )
@@ -53,6 +54,9 @@ type Daemon struct {
 	// heartbeats names the modules' master heartbeats' metrics (a
 	// Heartbeater's), which every server's status page samples.
 	heartbeats module.HeartbeatMetrics
+	// budget is the host-wide per-IP budget every server's responder
+	// draws on ([host]; daemon/hostbudget.go).
+	budget *responder.HostBudget
 	// fast is the XDP fast path, one program for every server (nil: off).
 	fast *xdp.FastPath
 	// multi: the host runs (or may run) several servers: logs and
@@ -125,6 +129,9 @@ func New(opts Options) (_ *Daemon, err error) {
 	d.reg.MustRegister(stateCollector{d})
 	d.build = readStatusBuild(opts.Version, opts.Commit)
 	if d.issuer, err = challenge.New(d.clock.Now); err != nil {
+		return nil, err
+	}
+	if d.budget, err = newHostBudget(spec.main); err != nil {
 		return nil, err
 	}
 	defer func() {

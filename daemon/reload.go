@@ -15,7 +15,8 @@ import (
 // as if removed, then started on its new config, with no state until it is
 // fed again (or its game server polled); one that cannot start is down,
 // named by /healthz. The host's own tables still need the process
-// restarted.
+// restarted, but [host], which applies at once (the sources' state kept
+// when it did not change).
 //
 // A server's reload: a config that fails to load (or whose [server] does
 // not fit the fed state) is logged and the running one kept. [server],
@@ -45,6 +46,7 @@ func (d *Daemon) Reload() {
 		d.log.Error("SIGHUP: config rejected; keeping the running one", "err", err)
 		return
 	}
+	d.setHostBudget(spec.main)
 	d.apply(spec)
 }
 

@@ -48,6 +48,7 @@ func (s *Server) newUDP() (part, error) {
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,
 		Limits:     limitsOf(c),
+		Host:       s.host.budget,
 		Deny:       c.Limits.DenyList(),
 		Silent:     s.silence.silent,
 		Clock:      s.host.clock,

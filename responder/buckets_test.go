@@ -47,7 +47,7 @@ func TestByteBudgetClockSkew(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := keyOf(netip.MustParseAddr("127.0.0.1"))
-	if got := skewedRequests(func(now time.Time) bool { return l.allow(k, 1500, true, now, 0) }); got != 19 {
+	if got := skewedRequests(func(now time.Time) bool { return l.allow(k, 1500, true, now, 0, nil) == allowed }); got != 19 {
 		t.Fatalf("%d replies of 1,500 B allowed in 9.5 s at 1,500 B/s burst 15,000, want 19", got)
 	}
 }

@@ -30,6 +30,7 @@ const (
 var SourceOutcomes = [numSourceOutcomes]string{
 	"answered", "challenged", "malformed", "ignored",
 	"rate_limited", "unknown", "stale", "forwarded", "panic", "denied", "relay_dropped",
+	"host_rate_limited",
 }
 
 // numSourceOutcomes is the number of SourceOutcomes: the responder's

@@ -82,17 +82,28 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 	return lim, nil
 }
 
-// allow reports whether n reply bytes may go to source k now, and takes them from
-// the budgets if so: the per-IP budget always, receive loop loop's share of
-// the global unproven budget unless exempt (a proven source, or a reply no
-// larger than its request).
+// allowed is what limiter.allow returns for a reply every budget allows.
+const allowed = -1
+
+// allow reports whether n reply bytes may go to source k now, and takes
+// them from the budgets if so, in this order: the server's per-IP budget
+// always, then the host-wide per-IP budget host (nil: none), then receive
+// loop loop's share of the global unproven budget unless exempt (a proven
+// source, or a reply no larger than its request). It returns allowed, or
+// the outcome of the budget that refused: outRateLimited (the server's
+// per-IP or unproven budget) or outHostLimited. The budgets passed before
+// the one that refused keep what was taken (a refusal only ever leaves
+// less to send).
 // A reply larger than a burst takes the whole burst.
-func (l *limiter) allow(k ipKey, n int, exempt bool, now time.Time, loop int) bool {
+func (l *limiter) allow(k ipKey, n int, exempt bool, now time.Time, loop int, host *hostBuckets) int {
 	if !l.perIP.allowN(k, min(n, l.lim.PerIPBurst), now) {
-		return false
+		return outRateLimited
 	}
-	if exempt {
-		return true
+	if !host.allow(k, n, now) {
+		return outHostLimited
 	}
-	return l.unproven[loop%len(l.unproven)].AllowN(now, min(n, l.unprovenBurst))
+	if exempt || l.unproven[loop%len(l.unproven)].AllowN(now, min(n, l.unprovenBurst)) {
+		return allowed
+	}
+	return outRateLimited
 }

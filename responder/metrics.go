@@ -18,6 +18,7 @@ const (
 	outPanic                                        // serving it panicked; recovered, nothing sent
 	outDenied                                       // the source is in [limits] deny
 	outRelayDropped                                 // unclaimed, and the relay dropped it (loop, caps, queue)
+	outHostLimited                                  // the reply would exceed the host-wide per-IP budget (HostBudget)
 	numOutcomes
 )
 
@@ -40,6 +41,8 @@ func outcomeLabel(o int) string {
 		return "denied"
 	case outRelayDropped:
 		return "relay_dropped"
+	case outHostLimited:
+		return "host_rate_limited"
 	}
 	return dgram.Outcome(o).String()
 }

@@ -38,6 +38,10 @@ type Config struct {
 	DisableGSO bool
 	MaxRequest int // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
 	Limits     Limits
+	// Host, when set, is the host-wide per-IP budget every server of the
+	// process shares, drawn on after Limits' per-IP budget allows a reply;
+	// a reply it refuses is counted as outcome "host_rate_limited".
+	Host *HostBudget
 	// Deny, when set, is [limits] deny: datagrams from its sources are
 	// dropped, counted as outcome "denied" (relay traffic included).
 	Deny *Deny
@@ -251,6 +255,7 @@ type batchState struct {
 	now    time.Time
 	rt     *routing
 	lim    *limiter
+	host   *hostBuckets // the host-wide per-IP budget (nil: none)
 	deny   *Deny
 	silent bool
 	debug  bool // the logger is at debug level
@@ -260,7 +265,7 @@ type batchState struct {
 func (s *Server) beginBatch(ss *session, now time.Time) {
 	ss.top.begin()
 	b := &ss.batch
-	*b = batchState{now: now, rt: s.route.Load(), lim: s.limit.Load(), deny: s.deny.Load()}
+	*b = batchState{now: now, rt: s.route.Load(), lim: s.limit.Load(), host: s.cfg.Host.load(), deny: s.deny.Load()}
 	if s.cfg.Clock != nil {
 		s.cfg.Clock.Set(b.now)
 	}
@@ -335,9 +340,11 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 	// that has not proven its address draw on the global unproven budget;
 	// challenges never do, so a spoofed flood cannot starve real clients of them.
 	amplifies := !outcome.Proven() && size > len(req)
-	if size > 0 && !b.lim.allow(key, size, !amplifies, b.now, ss.id) {
-		ss.count(row, outRateLimited, len(req), 0)
-		return nil
+	if size > 0 {
+		if refused := b.lim.allow(key, size, !amplifies, b.now, ss.id, b.host); refused != allowed {
+			ss.count(row, refused, len(req), 0)
+			return nil
+		}
 	}
 	ss.count(row, int(outcome), len(req), size)
 	return out
