@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/queryd/queryd/xdp"
 )
 
 // [listen] divert: accepted with [xdp] interfaces and nothing else in
@@ -48,5 +50,15 @@ func TestDivertCheckSaysNeeds(t *testing.T) {
 	}
 	if len(cfg.Listen.UDP) != 0 {
 		t.Errorf("udp %v: the default should be dropped with divert alone", cfg.Listen.UDP)
+	}
+}
+
+// TestDivertNeedsKernels: the kernels the message names are the fast
+// path's own (xdp.KernelXDP loads the program, xdp.KernelTCX has tcx).
+func TestDivertNeedsKernels(t *testing.T) {
+	for _, want := range []string{"Linux " + xdp.KernelXDP.String() + " or later", "tcx from " + xdp.KernelTCX.String()} {
+		if !strings.Contains(DivertNeeds(), want) {
+			t.Errorf("DivertNeeds() %q does not say %q", DivertNeeds(), want)
+		}
 	}
 }

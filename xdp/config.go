@@ -29,6 +29,7 @@ type Config struct {
 	Servers []Server
 
 	unbound bool // tests: attach the unbound program, as on a kernel before 6.8
+	clsact  bool // tests: attach divert's egress program as a tc filter, as on a kernel before 6.6
 }
 
 // Server is one game server's share of the program: its destinations and
