@@ -3,12 +3,18 @@
 package xdp
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/queryd/queryd/responder"
 )
@@ -262,5 +268,41 @@ func TestDivertClsactStale(t *testing.T) {
 	e.fx.stop()
 	if f := tcShow(t, ns, "filter", "show", "dev", ifc, "egress"); strings.Contains(f, "queryd_divert_tc") {
 		t.Errorf("after close:\n%s", f)
+	}
+}
+
+// TestDivertNoTCX (issue 40): the fallback's decision, on this kernel that
+// has tcx: when AttachTCX answers as a kernel without tcx does
+// (ebpf.ErrNotSupported, cilium/ebpf's feature probe), divert attaches the
+// tc filter and starts; any other refusal (EPERM here) is divert's error,
+// with no tc filter left behind.
+func TestDivertNoTCX(t *testing.T) {
+	needTC(t)
+	for _, tc := range []struct {
+		name string
+		err  error
+		ok   bool
+	}{
+		{"not supported", fmt.Errorf("tcx: %w", ebpf.ErrNotSupported), true},
+		{"refused", fmt.Errorf("attach tcx link: %w", unix.EPERM), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := attachTCX
+			attachTCX = func(link.TCXOptions) (link.Link, error) { return nil, tc.err }
+			t.Cleanup(func() { attachTCX = orig })
+			e, err := newEgressNet(t, fixtureOpts{})
+			if (err == nil) != tc.ok {
+				t.Fatalf("Divert: %v, want ok %v", err, tc.ok)
+			}
+			f := tcShow(t, e.fx.net.srvNS, "filter", "show", "dev", e.fx.net.srvIf, "egress")
+			if strings.Contains(f, ourFilter) != tc.ok {
+				t.Fatalf("tc filter show egress:\n%s", f)
+			}
+			if tc.ok {
+				e.checkRewrite(t)
+			} else if !errors.Is(err, unix.EPERM) {
+				t.Errorf("Divert: %v, want tcx's EPERM", err)
+			}
+		})
 	}
 }

@@ -162,13 +162,17 @@ func (f *FastPath) divertLoadLocked() (err error) {
 // ones.
 const envDivertClsact = "QUERYD_TEST_DIVERT_CLSACT"
 
+// attachTCX is link.AttachTCX (a test makes it answer as a kernel
+// without tcx does).
+var attachTCX = link.AttachTCX
+
 // attachEgress attaches the divert egress program to a's egress: through
 // tcx (Linux 6.6), else, when the kernel has no tcx, as a filter on a
 // clsact qdisc (any kernel the XDP program loads on).
 func (f *FastPath) attachEgress(a attached) (io.Closer, error) {
 	prog := f.dv.objs.QuerydDivertTc
 	if !f.cfg.clsact && os.Getenv(envDivertClsact) != "1" {
-		l, err := link.AttachTCX(link.TCXOptions{Interface: int(a.index), Program: prog, Attach: ebpf.AttachTCXEgress})
+		l, err := attachTCX(link.TCXOptions{Interface: int(a.index), Program: prog, Attach: ebpf.AttachTCXEgress})
 		if err == nil {
 			f.log.Info("divert: the egress program attached through tcx", "interface", a.name)
 			return l, nil
