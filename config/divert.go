@@ -14,8 +14,11 @@ import (
 const MaxDivert = 8
 
 // divertNeeds is what divert needs, for the errors and `queryd check`.
+// The kernels are xdp.KernelXDP and xdp.KernelTCX (a test holds them
+// equal).
 const divertNeeds = "divert needs [xdp] interfaces (the interfaces its queries arrive on), " +
-	"CAP_BPF and CAP_NET_ADMIN (or root) and Linux 6.6 or later; without them, front the game server in relay mode ([relay] upstream)"
+	"CAP_BPF and CAP_NET_ADMIN (or root) and Linux 5.18 or later (its egress program attaches through tcx from 6.6, " +
+	"as a tc clsact filter before); without them, front the game server in relay mode ([relay] upstream), which needs none of them"
 
 // validateDivert checks [listen] divert: specific addresses (the game
 // server's, where clients send), none also in [listen] udp, [xdp]

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/queryd/queryd/xdp"
 )
 
 // [listen] divert: accepted with [xdp] interfaces and nothing else in
@@ -87,6 +89,16 @@ func TestDivertProtocols(t *testing.T) {
 		}
 		if got := cfg.DivertTakes(); !slices.Equal(got, c.takes) {
 			t.Errorf("%s: DivertTakes %q, want %q", c.name, got, c.takes)
+		}
+	}
+}
+
+// TestDivertNeedsKernels: the kernels the message names are the fast
+// path's own (xdp.KernelXDP loads the program, xdp.KernelTCX has tcx).
+func TestDivertNeedsKernels(t *testing.T) {
+	for _, want := range []string{"Linux " + xdp.KernelXDP.String() + " or later", "tcx from " + xdp.KernelTCX.String()} {
+		if !strings.Contains(DivertNeeds(), want) {
+			t.Errorf("DivertNeeds() %q does not say %q", DivertNeeds(), want)
 		}
 	}
 }

@@ -174,7 +174,27 @@ var divertGameDatagrams = [][]byte{
 	[]byte("\xFF\xFF\xFF\xFFgetinfo"),          // Quake 3
 }
 
-// TestDivertStandIn (issue 27): queryd diverts a stand-in stock server's
+// divertAttaches are the two ways divert's egress program is attached:
+// tcx (Linux 6.6) and, forced here by the daemon's test-only environment
+// (xdp's envDivertClsact), the tc clsact filter of older kernels.
+var divertAttaches = []struct {
+	name string
+	env  []string
+}{{"tcx", nil}, {"clsact", []string{"QUERYD_TEST_DIVERT_CLSACT=1"}}}
+
+// tcFilters is `tc filter show dev IF egress` in namespace ns.
+func tcFilters(t *testing.T, ns, ifc string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", ns, "tc", "filter", "show", "dev", ifc, "egress").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tc filter show: %v: %s", err, out)
+	}
+	return string(out)
+}
+
+// TestDivertStandIn (issue 27; issue 40: through each attach of the egress
+// program, tcx and the tc clsact filter, which tc lists while queryd runs
+// and no longer once it stopped): queryd diverts a stand-in stock server's
 // port. From the client's namespace A2S_INFO, A2S_PLAYER and A2S_RULES
 // (46 players, the suite's rules: split over several datagrams, through
 // the socket path and the egress rewrite) are answered with the stand-in's
@@ -187,10 +207,31 @@ var divertGameDatagrams = [][]byte{
 // When the stand-in stops answering the poller, past stale_after the
 // client's queries get no answer and still never reach it.
 func TestDivertStandIn(t *testing.T) {
+	if _, err := exec.LookPath("tc"); err != nil {
+		t.Skip("needs tc(8) (iproute2) to see the egress filter: skipped")
+	}
+	for _, a := range divertAttaches {
+		t.Run(a.name, func(t *testing.T) { testDivertStandIn(t, a.env) })
+	}
+}
+
+func testDivertStandIn(t *testing.T, env []string) {
 	n := netnstest.New(t)
 	stand := startStandIn(t, n.ServerNS, divertGame)
-	d := StartDaemon(t, divertOptions(n, divertGame, "a2s", map[string]map[string]any{"a2s": nil}))
+	opts := divertOptions(n, divertGame, "a2s", map[string]map[string]any{"a2s": nil})
+	opts.Env = env
+	d := StartDaemon(t, opts)
 	want := RichState()
+	clsact := env != nil
+	if f := tcFilters(t, n.ServerNS, n.ServerIf); strings.Contains(f, "queryd_divert_tc") != clsact {
+		t.Errorf("tc filter show egress (clsact %v):\n%s", clsact, f)
+	}
+	defer func() {
+		d.Stop()
+		if f := tcFilters(t, n.ServerNS, n.ServerIf); strings.Contains(f, "queryd_divert_tc") {
+			t.Errorf("queryd stopped, its tc filter stays:\n%s", f)
+		}
+	}()
 
 	var info *a2s.Info
 	var players []a2s.PlayerInfo

@@ -51,6 +51,8 @@ type Options struct {
 	// UDPAddr is the [listen] udp address; "" takes a free port on
 	// 127.0.0.1.
 	UDPAddr string
+	// Env is the daemon's extra environment ("NAME=value").
+	Env []string
 }
 
 // Daemon is one queryd subprocess of the harness
@@ -73,6 +75,7 @@ func StartDaemon(t testing.TB, opts Options) *Daemon {
 		t.Fatalf("Options.UDPAddr: %v", err)
 	}
 	d.Netns = opts.Netns
+	d.Env = append(d.Env, opts.Env...)
 	d.WriteConfig(t, configTables(opts))
 	d.Start(t)
 	return &Daemon{Daemon: d, UDPPort: int(ap.Port())}

@@ -30,6 +30,7 @@ type Config struct {
 
 	unbound bool   // tests: attach the unbound program, as on a kernel before 6.8
 	object  []byte // tests: load this object (built from bpf/queryd.c) instead of the embedded one
+	clsact  bool   // tests: attach divert's egress program as a tc filter, as on a kernel before 6.6
 }
 
 // Server is one game server's share of the program: its destinations and

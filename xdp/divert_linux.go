@@ -5,7 +5,9 @@ package xdp
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
+	"os"
 	"slices"
 	"sync"
 
@@ -34,7 +36,7 @@ type divertHost struct {
 	mu     sync.Mutex
 	loaded bool
 	objs   divertObjects
-	links  []link.Link
+	links  []io.Closer // a tcx link or a tc filter per interface
 	owner  map[querydDivertKey]*Divert
 	closed bool
 }
@@ -54,12 +56,11 @@ type Divert struct {
 
 // Divert attaches divert for server's addrs (the server is one of
 // SetServers'; after New): the egress program on each of the fast path's
-// interfaces (once for the host), the tables of both programs. The
-// program takes the queries of the protocols named in takes that are on
+// interfaces (once for the host: through tcx, or a tc clsact filter
+// before Linux 6.6), the tables of both programs. The program takes the queries of the protocols named in takes that are on
 // (SetProtocols), each matched on its whole request shape (its claim in
 // bpf/NAME.h); takes nil: of every protocol on. Everything else reaches the
-// game server. It fails when the kernel refuses (tcx needs Linux 6.6) or
-// an address is another server's divert address.
+// game server. It fails when the kernel refuses or an address is another server's divert address.
 func (f *FastPath) Divert(server string, addrs []DivertAddr, takes []string) (d *Divert, err error) {
 	s := f.lookup(server)
 	if s == nil {
@@ -146,9 +147,9 @@ func (f *FastPath) divertLoadLocked() (err error) {
 		}
 	}()
 	for _, a := range f.links {
-		l, err := link.AttachTCX(link.TCXOptions{Interface: int(a.index), Program: h.objs.QuerydDivertTc, Attach: ebpf.AttachTCXEgress})
+		l, err := f.attachEgress(a)
 		if err != nil {
-			return fmt.Errorf("attach the divert egress program to %q (tcx, Linux 6.6 or later, CAP_NET_ADMIN): %w", a.name, err)
+			return err
 		}
 		h.links = append(h.links, l)
 	}
@@ -160,6 +161,40 @@ func (f *FastPath) divertLoadLocked() (err error) {
 	h.owner = map[querydDivertKey]*Divert{}
 	h.loaded = true
 	return nil
+}
+
+// envDivertClsact, set to 1 in queryd's environment, attaches divert's
+// egress program as a tc clsact filter even where the kernel has tcx. For
+// tests only: it lets a kernel of 6.6 or later run the attach of older
+// ones.
+const envDivertClsact = "QUERYD_TEST_DIVERT_CLSACT"
+
+// attachTCX is link.AttachTCX (a test makes it answer as a kernel
+// without tcx does).
+var attachTCX = link.AttachTCX
+
+// attachEgress attaches the divert egress program to a's egress: through
+// tcx (Linux 6.6), else, when the kernel has no tcx, as a filter on a
+// clsact qdisc (any kernel the XDP program loads on).
+func (f *FastPath) attachEgress(a attached) (io.Closer, error) {
+	prog := f.dv.objs.QuerydDivertTc
+	if !f.cfg.clsact && os.Getenv(envDivertClsact) != "1" {
+		l, err := attachTCX(link.TCXOptions{Interface: int(a.index), Program: prog, Attach: ebpf.AttachTCXEgress})
+		if err == nil {
+			f.log.Info("divert: the egress program attached through tcx", "interface", a.name)
+			return l, nil
+		}
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return nil, fmt.Errorf("attach the divert egress program to %q (tcx, CAP_NET_ADMIN): %w", a.name, err)
+		}
+	}
+	c, err := attachClsact(int(a.index), a.name, prog)
+	if err != nil {
+		return nil, fmt.Errorf("attach the divert egress program to %q (no tcx before Linux 6.6: a tc clsact filter, CAP_NET_ADMIN): %w", a.name, err)
+	}
+	f.log.Info("divert: the egress program attached as a tc filter (no tcx before Linux 6.6)", "interface", a.name,
+		"filter", fmt.Sprintf("tc filter show dev %s egress: pref %d handle %#x %s", a.name, clsactPrio, clsactHandle, clsactName))
+	return c, nil
 }
 
 // divertClose detaches the egress program (the fast path closing).

@@ -24,7 +24,7 @@ import (
 // the kernel drops it at the hidden port as it would at the game port.
 func TestDivertStrict(t *testing.T) {
 	fx := newFixture(t, responder.Limits{})
-	dv, err := fx.fp.Divert(testServer, []DivertAddr{
+	dv, err := fx.divert(testServer, []DivertAddr{
 		{Game: netip.AddrPortFrom(srvAddr4, testPort), Hidden: testPort},
 		{Game: netip.AddrPortFrom(srvAddr6, testPort), Hidden: testPort},
 	}, nil)

@@ -35,10 +35,10 @@ func TestDivertServers(t *testing.T) {
 		}
 		return v
 	}
-	if _, err := fx.fp.Divert("nobody", []DivertAddr{{Game: game, Hidden: testPort}}, nil); err == nil {
+	if _, err := fx.divert("nobody", []DivertAddr{{Game: game, Hidden: testPort}}, nil); err == nil {
 		t.Error("Divert for a server the fast path does not have: no error")
 	}
-	dv, err := fx.fp.Divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil)
+	dv, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestDivertServers(t *testing.T) {
 	if !ok || uint32(v.Server) != fx.main().index || v.Hidden != testPort || v.Protos == 0 || on() != 1 {
 		t.Fatalf("entry %+v (%v), divert_on %d: want server %d, hidden %d, the protocols' mask, on", v, ok, on(), fx.main().index, testPort)
 	}
-	if _, err := fx.fp.Divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil); err == nil || !strings.Contains(err.Error(), "already diverted") {
+	if _, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil); err == nil || !strings.Contains(err.Error(), "already diverted") {
 		t.Errorf("a second Divert of %v: %v, want it refused", game, err)
 	}
 	protos := fx.main().protocols()
@@ -61,7 +61,7 @@ func TestDivertServers(t *testing.T) {
 	if _, ok := divertEntry(t, fx, game); ok || on() != 0 {
 		t.Errorf("after Close: entry still there (%v) or divert_on %d", ok, on())
 	}
-	if _, err := fx.fp.Divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil); err != nil {
+	if _, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil); err != nil {
 		t.Fatalf("Divert again after Close: %v", err)
 	}
 	if err := fx.fp.SetServers(nil); err != nil {

@@ -81,7 +81,7 @@ func TestDivertWholeShape(t *testing.T) {
 		}
 	}
 
-	dv, err := fx.fp.Divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil)
+	dv, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestDivertWholeShape(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dv, err = fx.fp.Divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, []string{"quake3"})
+	dv, err = fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, []string{"quake3"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,9 +267,10 @@
 // hidden port, where the kernel decides as it would at the game port
 // (drops a martian source, or delivers it to the socket path).
 //
-// The socket path's replies leave from the hidden port: a tcx egress
-// program on the [xdp] interfaces (bpf/divert_tc.c, an object of its own)
-// sets their source port back to the game port, with bpf_l4_csum_replace
+// The socket path's replies leave from the hidden port: an egress
+// program on the [xdp] interfaces (bpf/divert_tc.c, an object of its own;
+// attached through tcx from Linux 6.6, before it as a tc filter,
+// clsact_linux.go) sets their source port back to the game port, with bpf_l4_csum_replace
 // (which leaves a CHECKSUM_PARTIAL sum alone: a GSO batch is rewritten
 // once, before it is cut), as sqredirect does. A port rewrite rather than
 // a raw socket for the replies: the socket path's sends (sendmmsg, UDP
@@ -287,7 +288,7 @@
 //
 // Divert needs the fast path: without [xdp] interfaces the config is
 // refused; when the program or the egress program cannot be attached
-// (no CAP_BPF / CAP_NET_ADMIN, tcx needs Linux 6.6) the start is refused
+// (no CAP_BPF / CAP_NET_ADMIN, a kernel before 5.18) the start is refused
 // with the reason and the alternative, relay mode: a divert that silently
 // did nothing would leave the game server answering every query. Counted
 // in queryd_xdp_diverted_total{result} (xdp, socket, dropped, passed; per
@@ -295,6 +296,36 @@
 // and queryd_xdp_divert_rewritten_total (egress rewrites, host-wide: one
 // egress program; a GSO batch counts once). A divert address change needs
 // a restart.
+//
+// The egress program is attached through tcx (a BPF link: nothing is left
+// behind by a crash) where the kernel has it (6.6); where it has not
+// (ebpf.ErrNotSupported: Debian 12's 6.1, Ubuntu 22.04's 5.15), the same
+// program (SchedCLS, returning TC_ACT_UNSPEC: the next filter runs) is a
+// cls_bpf filter in direct-action mode on the egress hook of the
+// interface's clsact qdisc, made with rtnetlink as tc(8) would: queryd's
+// is the filter at pref 20804 handle 0x5144 named queryd_divert_tc (`tc
+// filter show dev eth0 egress`), before the filters tc adds without a
+// priority (49152 and below). A clsact qdisc already there is shared, and
+// kept on close; one queryd made is deleted on close when no filter is
+// left on it. Another filter at our priority and handle is refused, never
+// replaced. A tc filter is not a link: a queryd killed with SIGKILL leaves
+// its filter (with its own, frozen copy of the egress table: a later
+// socket on a hidden address and port of the dead queryd's would have its
+// source port rewritten) until the next start replaces it, or `tc filter
+// del dev eth0 egress pref 20804` removes it; a clsact qdisc it made
+// stays. For tests only, QUERYD_TEST_DIVERT_CLSACT=1 in queryd's
+// environment forces the tc filter where tcx works (the divert tests run
+// both attaches on one kernel).
+//
+// What divert needs of the kernel beyond the egress attach is the XDP
+// program's: 5.18 (bpf_xdp_store_bytes; bpf_ktime_get_coarse_ns is 5.11,
+// bpf_fib_lookup with no flags and its FWD_DISABLED answer 4.18, bounded
+// loops 5.3, -mcpu=v3 5.1). The unbound queryd_xdp calls no kfunc, so a
+// kernel before 6.8 (the VLAN tag kfunc) or 6.3 (device-bound programs)
+// loads it; there an interface with VLAN devices on it passes every frame.
+// The verifier's counts below are this kernel's (6.18); an older
+// verifier walks the same program differently, and 6.1 itself has not
+// been run.
 //
 // In host mode divert is per server (FastPath.Divert(server, addrs)):
 // each server's divert addresses carry its index in the per-destination

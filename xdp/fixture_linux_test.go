@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ type fixture struct {
 	reg     *prometheus.Registry
 	snap    *state.Snapshot // testState
 	lastFed atomic.Int64    // the feed's last message, Unix ns; 0: never
+	stop    func()          // ends Serve (the fast path closes) and the socket path; once
 }
 
 // testState has a few players, so that A2S_PLAYER, the rules, the stats,
@@ -102,6 +104,7 @@ type fixtureOpts struct {
 	unbound bool              // the unbound program (no VLAN kfunc)
 	object  []byte            // the program's object (nil: the embedded one)
 	extra   []module.Protocol // protocols beyond testProtocols, on both paths
+	clsact  bool              // divert's egress program as a tc filter, as before Linux 6.6
 }
 
 // newFixtureWith is newFixture with options.
@@ -145,6 +148,7 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 			Issuer:     fx.issuer,
 			unbound:    o.unbound,
 			object:     o.object,
+			clsact:     o.clsact,
 			Registry:   fx.reg,
 			Servers: []Server{{
 				Name:       testServer,
@@ -170,7 +174,7 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- fx.fp.Serve(ctx) }()
-	t.Cleanup(func() {
+	fx.stop = sync.OnceFunc(func() {
 		if st, ok := fx.stats(); ok {
 			t.Logf("the program passed, by reason (other, not_local, martian, malformed, vlan, no_route): %v", st.Passed)
 		}
@@ -178,8 +182,19 @@ func newFixtureWith(t *testing.T, lim responder.Limits, o fixtureOpts) *fixture 
 		<-done
 		fx.srv.Close()
 	})
+	t.Cleanup(fx.stop)
 	fx.waitPublished(t)
 	return fx
+}
+
+// divert is fx.fp.Divert in the server's namespace, where the egress
+// program's interface is (tcx and tc name it by index in the caller's).
+func (fx *fixture) divert(server string, addrs []DivertAddr, takes []string) (dv *Divert, err error) {
+	err = inNS(fx.net.srvNS, func() (err error) {
+		dv, err = fx.fp.Divert(server, addrs, takes)
+		return err
+	})
+	return dv, err
 }
 
 // main is the fixture's server in the fast path.

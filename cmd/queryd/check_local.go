@@ -15,6 +15,7 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/xdp"
 )
 
 // localFindings are what queryd check found on this host: errors (the start
@@ -38,7 +39,8 @@ func checkLocal(c *config.Config, known config.Errors) localFindings {
 	return l
 }
 
-// checkServerLocal is checkLocal's part for one server: its feed socket and
+// checkServerLocal is checkLocal's part for one server: what the kernel
+// makes of its [listen] divert (checkDivertKernel), its feed socket and
 // the addresses it binds ([listen] udp, [feed] http and the modules' own,
 // such as [sagl] http); running reports that a running queryd answers on its
 // socket (its addresses are then not checked).
@@ -47,6 +49,11 @@ func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, r
 		if !known.Covers(key) {
 			l.errs.Add(key, format, args...)
 		}
+	}
+	if !known.Covers("listen.divert") {
+		release, k, ok := xdp.HostKernel()
+		errs, warnings := checkDivertKernel(c, release, k, ok)
+		l.errs, l.warnings = append(l.errs, errs...), append(l.warnings, warnings...)
 	}
 	if !known.Covers("feed.socket") {
 		running = l.checkSocket(c, add)
