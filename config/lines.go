@@ -72,9 +72,13 @@ func (s *lineScanner) run() {
 	}
 }
 
+// maxLineKey bounds the keys keyLines records: an error's key is never
+// longer (a longer one takes the line of the nearest key above it).
+const maxLineKey = 512
+
 // note records key's line, unless it was seen before.
 func (s *lineScanner) note(key string) {
-	if _, ok := s.lines[key]; !ok && key != "" {
+	if _, ok := s.lines[key]; !ok && key != "" && len(key) <= maxLineKey {
 		s.lines[key] = s.line
 	}
 }

@@ -31,3 +31,25 @@ p = [
 		}
 	}
 }
+
+// FuzzKeyLines: keyLines ends on any text (it runs only on text the
+// decoder accepted, but must not hang or panic on any), and every line it
+// gives is one of the text's.
+func FuzzKeyLines(f *testing.F) {
+	for _, seed := range []string{"a = 1\n[b]\nc = [1, {d = 2}]\n", "[[n]]\n[n.o]\np = \"\"\"\nx\n\"\"\"\n", "'a'.\"b\" = {", "[", "x = [[[", "\"\\"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := 1
+		for _, c := range data {
+			if c == '\n' {
+				lines++
+			}
+		}
+		for k, n := range keyLines(data) {
+			if n < 1 || n > lines || len(k) > maxLineKey {
+				t.Fatalf("%q: key %q on line %d of %d", data, k, n, lines)
+			}
+		}
+	})
+}
