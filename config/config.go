@@ -136,6 +136,11 @@ type Admin struct {
 	// addresses and localhost (a reverse proxy's or a DNS name Prometheus
 	// scrapes by); any other name gets 421 (DNS rebinding).
 	AllowedHosts []string `toml:"allowed_hosts"`
+	// PrivateNetwork says listen is on a network only trusted clients
+	// reach: a container's or pod's own (what the runtime publishes), a
+	// monitoring LAN. It only silences the warning about a non-loopback
+	// listen.
+	PrivateNetwork bool `toml:"private_network"`
 }
 
 // Log is [log].
@@ -434,10 +439,11 @@ func (c *Config) validateServer(errs *Errors) {
 // Warnings lists settings that are valid but likely to hurt, with their keys.
 func (c *Config) Warnings() []string {
 	w := slices.Clone(c.serverWarnings)
-	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() {
+	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() && !c.Admin.PrivateNetwork {
 		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: the status page (player names, "+
 			"client addresses), /status.json and /metrics are reachable from the network without authentication; "+
-			"keep it on 127.0.0.1 and reach it through an SSH tunnel (docs/status.md)", c.Admin.Listen))
+			"keep it on 127.0.0.1 and reach it through an SSH tunnel (docs/status.md), or, on a container's own "+
+			"network or a private one, say so with admin.private_network = true", c.Admin.Listen))
 	}
 	for _, s := range c.Modules {
 		if wr, ok := s.Section.(Warner); ok {

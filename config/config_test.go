@@ -220,12 +220,13 @@ func TestWarnings(t *testing.T) {
 	// The warning names what leaks: the status page's player names and
 	// client addresses, not only /metrics.
 	w := strings.Join(c.Warnings(), "\n")
-	for _, want := range []string{"admin.listen: 0.0.0.0:9273 is not a loopback address", "status page (player names, client addresses)", "/metrics"} {
+	for _, want := range []string{"admin.listen: 0.0.0.0:9273 is not a loopback address", "status page (player names, client addresses)", "/metrics", "admin.private_network = true"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings lack %q: %s", want, w)
 		}
 	}
-	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n"} {
+	// A container's own network, said so: no warning.
+	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n", "[admin]\nlisten = \"0.0.0.0:9273\"\nprivate_network = true\n"} {
 		c, err := Parse([]byte(quiet))
 		if err != nil {
 			t.Fatal(err)
