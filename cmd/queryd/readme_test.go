@@ -254,3 +254,25 @@ func cleanEnv(drop ...string) []string {
 	}
 	return env
 }
+
+// TestDocSizes holds the documents a newcomer reads first to their sizes:
+// README.md under 10,000 bytes (CONTRIBUTING.md), the benchmark and attack
+// suite guides within 10 KiB (their history is in git, not in them).
+func TestDocSizes(t *testing.T) {
+	for _, d := range []struct {
+		path string
+		max  int64
+	}{
+		{"../../README.md", 9999},
+		{"../../bench/README.md", 10 << 10},
+		{"../../hostile/README.md", 10 << 10},
+	} {
+		fi, err := os.Stat(d.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > d.max {
+			t.Errorf("%s is %d bytes, more than %d: move detail to docs/ (or, for figures, keep the latest only)", d.path, fi.Size(), d.max)
+		}
+	}
+}
