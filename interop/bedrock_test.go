@@ -55,14 +55,20 @@ func TestBedrockClients(t *testing.T) {
 		gamemode: "Créatif", players: 8, max: 20}
 	d.Replace(t, st.doc())
 	want := mbeWant{st, 766}
-	t.Run("npm_minecraft-server-util_statusBedrock", func(t *testing.T) { mbeMcsu(t, d, want) })
-	t.Run("gamedig_mbe", func(t *testing.T) { mbeGamedig(t, d, want) })
+	t.Run("npm_minecraft-server-util_statusBedrock", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_statusBedrock", "socket")
+		mbeMcsu(t, d, want)
+	})
+	t.Run("gamedig_mbe", func(t *testing.T) { clientCheck(t, "gamedig_mbe", "socket"); mbeGamedig(t, d, want) })
 
 	semi := mbeState{name: "A;B;;C", mapName: "map;x", version: "1;21", gamemode: "Sur;vival", players: 3, max: 30}
 	d.Replace(t, semi.doc())
 	want = mbeWant{mbeState{name: "A:B::C", mapName: "map:x", version: "1:21", gamemode: "Sur:vival", players: 3, max: 30}, 766}
-	t.Run("semicolons_minecraft-server-util", func(t *testing.T) { mbeMcsu(t, d, want) })
-	t.Run("semicolons_gamedig", func(t *testing.T) { mbeGamedig(t, d, want) })
+	t.Run("semicolons_minecraft-server-util", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_statusBedrock", "socket")
+		mbeMcsu(t, d, want)
+	})
+	t.Run("semicolons_gamedig", func(t *testing.T) { clientCheck(t, "gamedig_mbe", "socket"); mbeGamedig(t, d, want) })
 }
 
 // mbeMcsu runs npm minecraft-server-util statusBedrock (enableSRV false).

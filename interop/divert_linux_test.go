@@ -170,6 +170,7 @@ func divertOptions(n *netnstest.Net, game netip.AddrPort, protocol string, proto
 // When the stand-in stops answering the poller, past stale_after the
 // client's queries get no answer and still never reach it.
 func TestDivertStandIn(t *testing.T) {
+	clientCheck(t, "queryd_go_a2s", "divert")
 	n := netnstest.New(t)
 	stand := startStandIn(t, n.ServerNS, divertGame)
 	d := StartDaemon(t, divertOptions(n, divertGame, "a2s", map[string]map[string]any{"a2s": nil}))
@@ -372,6 +373,7 @@ func runUnprivileged(t *testing.T, dir, bin string, args ...string) CmdResult {
 // reaching the stand-in, and a game datagram reaching it from the client's
 // own address and port.
 func TestDivertIPv6(t *testing.T) {
+	clientCheck(t, "queryd_go_a2s", "divert")
 	n := netnstest.New(t)
 	game := netip.AddrPortFrom(netnstest.ServerAddr6, 27015)
 	stand := startStandIn(t, n.ServerNS, game)

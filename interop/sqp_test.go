@@ -239,6 +239,7 @@ func TestSQPClients(t *testing.T) {
 	d.Replace(t, st.Doc())
 	for chunks := byte(1); chunks < 16; chunks++ {
 		t.Run("sqpprobe_"+strings.ReplaceAll(chunkNames(chunks), ",", "+"), func(t *testing.T) {
+			clientCheck(t, "sqpprobe", "socket")
 			rules, players := checkSQPProbe(t, runSQPProbe(t, bin, d.UDPAddr, chunks), chunks, st, d.UDPPort)
 			if chunks&sqpRules != 0 && rules != len(st.Rules) || chunks&sqpPlayers != 0 && players != len(st.Players) {
 				t.Errorf("%d rules and %d players listed; %d and %d fed", rules, players, len(st.Rules), len(st.Players))
@@ -258,6 +259,7 @@ func TestSQPManyPlayers(t *testing.T) {
 	d.Replace(t, st.Doc())
 	for chunks := byte(1); chunks < 16; chunks++ {
 		t.Run("sqpprobe_"+strings.ReplaceAll(chunkNames(chunks), ",", "+"), func(t *testing.T) {
+			clientCheck(t, "sqpprobe", "socket")
 			rules, players := checkSQPProbe(t, runSQPProbe(t, bin, d.UDPAddr, chunks), chunks, st, d.UDPPort)
 			if chunks&sqpPlayers != 0 && players != 255 {
 				t.Errorf("%d players listed, want 255", players)
@@ -310,6 +312,7 @@ func sqpRawPackets(t *testing.T, addr string, players int) {
 
 // TestSQPQueryCommand: `queryd query -proto sqp` reads the rich state.
 func TestSQPQueryCommand(t *testing.T) {
+	clientCheck(t, "queryd_query_sqp", "socket")
 	d := StartDaemon(t, sqpOnly)
 	st := RichState()
 	d.Replace(t, st.Doc())

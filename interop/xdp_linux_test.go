@@ -68,7 +68,7 @@ func TestXDPClients(t *testing.T) {
 		r.wait(probe, t, r.state.Map)
 		before := xdpCounts(t, d, r.proto)
 		for _, c := range r.checks {
-			t.Run(r.name+"/"+c.name, func(t *testing.T) { c.run(t, d, n, r.proto, r.strict) })
+			t.Run(r.name+"/"+c.name, func(t *testing.T) { clientCheck(t, c.name, "xdp"); c.run(t, d, n, r.proto, r.strict) })
 		}
 		if got := xdpCounts(t, d, r.proto).sub(before); got.answered == 0 {
 			t.Errorf("%s: the program answered none of the clients' %s queries", r.name, r.proto)

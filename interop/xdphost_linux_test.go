@@ -51,6 +51,7 @@ func TestXDPHost(t *testing.T) {
 	}
 	for name, addr := range addrs {
 		t.Run(name, func(t *testing.T) {
+			clientCheck(t, "go_rumblefrog_go-a2s", "host")
 			metric := func(outcome string) float64 {
 				return d.Metric(t, fmt.Sprintf(`queryd_xdp_requests_total{outcome=%q,protocol="a2s",server=%q}`, outcome, name))
 			}
