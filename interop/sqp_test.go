@@ -233,6 +233,7 @@ func checkSQPPlayers(t *testing.T, got []map[string]json.RawMessage, want []Test
 // asks it with go-svrquery's client for every combination of the chunks it
 // knows: every value matches, and the whole state fits one reply.
 func TestSQPClients(t *testing.T) {
+	clientPlan(t, "socket", "sqpprobe")
 	bin := needSQPProbe(t)
 	d := StartDaemon(t, sqpOnly)
 	st := RichState()
@@ -253,6 +254,7 @@ func TestSQPClients(t *testing.T) {
 // packets; all 255 players and all 220 rules are listed in every reply
 // that asks for them (they fit one reply: 32,142 bytes of chunks at most).
 func TestSQPManyPlayers(t *testing.T) {
+	clientPlan(t, "socket", "sqpprobe")
 	bin := needSQPProbe(t)
 	d := StartDaemon(t, sqpOnly)
 	st := sqpState(RichState(), 255)

@@ -22,6 +22,7 @@ import (
 // queryd_xdp_requests_total{server=NAME} answered and challenged grow:
 // the token it checked is the one it issued for that client).
 func TestXDPHost(t *testing.T) {
+	clientPlan(t, "host", "go_rumblefrog_go-a2s")
 	n := netnstest.New(t)
 	d, dir := startXDPHost(t, n)
 	addrs := map[string]string{"main": xdpUDP.String()}

@@ -5,9 +5,11 @@
 //
 // Each client check of the suite records how it ended (Append) to the file
 // $QUERYD_CLIENT_MATRIX names; cmd/clientmatrix reads those results
-// (Read), renders the table (Table) and checks it against docs/clients.md,
-// or writes it there (Splice). A cell no check recorded reads "not run":
-// never "yes" for what did not run.
+// (Read), renders the table (Table) and checks it against docs/clients.md
+// (Parse, Compare), or writes it there (Splice). A cell no check recorded
+// reads "not run": never "yes" for what did not run. A cell whose checks
+// were all skipped (a tool missing on this machine) does not contradict a
+// "yes": the document records a run where every client ran (Compare).
 package clientmatrix
 
 import (
@@ -17,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -246,30 +247,76 @@ func Splice(doc, table string) (string, string, error) {
 	return doc[:i+len(Begin)] + table + doc[j:], old, nil
 }
 
-// Diff lists the rows of want that got does not have, and the other way
-// round, for a message saying where the document and the results differ.
-func Diff(got, want string) []string {
-	in := func(s string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(s, "\n") {
-			if l != "" {
-				m[l] = true
+// Parse reads a table Table rendered: each row's cell texts by client key
+// and path. A row of a client the matrix does not know, a client without
+// its row, or a row of the wrong width is an error.
+func Parse(table string) (map[string]map[Path]string, error) {
+	lines := strings.Split(strings.TrimSuffix(table, "\n"), "\n")
+	if len(lines) != len(Clients)+2 {
+		return nil, fmt.Errorf("a table of %d lines, want a heading, a rule and %d rows", len(lines), len(Clients))
+	}
+	out := map[string]map[Path]string{}
+	for i, c := range Clients {
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(lines[i+2], "| "), " |"), " | ")
+		if len(cells) != 2+len(Paths) || cells[0] != c.Name || cells[1] != c.Protocol {
+			return nil, fmt.Errorf("row %d is %q, want %s (%s) and %d cells", i+1, lines[i+2], c.Name, c.Protocol, len(Paths))
+		}
+		out[c.Key] = map[Path]string{}
+		for j, p := range Paths {
+			out[c.Key][p.Path] = cells[2+j]
+		}
+	}
+	return out, nil
+}
+
+// A Mismatch is a cell where the document and the results disagree, or
+// (Unverified) one the results cannot confirm.
+type Mismatch struct {
+	Client, Path    string
+	Document, Check string // the document's text, the results' text
+	Tests           []string
+}
+
+func (m Mismatch) String() string {
+	s := fmt.Sprintf("%s on %s: the document says %q, the suite %q", m.Client, m.Path, m.Document, m.Check)
+	if len(m.Tests) > 0 {
+		s += " (" + strings.Join(m.Tests, ", ") + ")"
+	}
+	return s
+}
+
+// Compare checks the document's cells (Parse) against the results. A cell
+// disagrees when one of its checks failed, when it passed and the document
+// does not say "yes", when no check recorded it and the document does not
+// say "not run" (a check gone from the suite), or when only skipped checks
+// recorded it and the document says neither "yes" nor "skipped". A cell
+// whose checks were all skipped (a tool missing on this machine, no root)
+// and that the document says "yes" is not a disagreement: it is returned
+// in unverified, and a disagreement only when strict.
+func Compare(doc map[string]map[Path]string, results []Result, strict bool) (disagree, unverified []Mismatch) {
+	cells := Cells(results)
+	for _, c := range Clients {
+		for _, p := range Paths {
+			cell := cells[c.Key][p.Path]
+			d, got := doc[c.Key][p.Path], cell.Text()
+			m := Mismatch{Client: c.Name, Path: p.Title, Document: d, Check: got}
+			switch {
+			case len(cell.Fail) > 0:
+				m.Tests = cell.Fail
+				disagree = append(disagree, m)
+			case len(cell.Pass) > 0 || len(cell.Skip) == 0:
+				if d != got {
+					m.Tests = cell.Pass
+					disagree = append(disagree, m)
+				}
+			case d == "yes" && !strict:
+				m.Tests = cell.Skip
+				unverified = append(unverified, m)
+			case d != got:
+				m.Tests = cell.Skip
+				disagree = append(disagree, m)
 			}
 		}
-		return m
 	}
-	g, w := in(got), in(want)
-	var out []string
-	for l := range w {
-		if !g[l] {
-			out = append(out, "results: "+l)
-		}
-	}
-	for l := range g {
-		if !w[l] {
-			out = append(out, "document: "+l)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return disagree, unverified
 }
