@@ -279,8 +279,11 @@ type Mismatch struct {
 
 func (m Mismatch) String() string {
 	s := fmt.Sprintf("%s on %s: the document says %q, the suite %q", m.Client, m.Path, m.Document, m.Check)
-	if len(m.Tests) > 0 {
-		s += " (" + strings.Join(m.Tests, ", ") + ")"
+	switch t := m.Tests; {
+	case len(t) > 3:
+		s += fmt.Sprintf(" (%s and %d more)", strings.Join(t[:3], ", "), len(t)-3)
+	case len(t) > 0:
+		s += " (" + strings.Join(t, ", ") + ")"
 	}
 	return s
 }
