@@ -59,14 +59,14 @@ func TestSectionErrors(t *testing.T) {
 		// A real Steam app id (most since ~2015 pass 65535): the error says
 		// why it does not fit and where the full id goes.
 		{"app_id = 1172470", "a2s.app_id: want 0 to 65535, got 1172470: A2S_INFO's app id field holds 16 bits; " +
-			"set game_id = 1172470 instead (the 64-bit game id, whose low 24 bits clients read as the full app id) and leave app_id at a value that fits"},
-		{"app_id = -1", "a2s.app_id: want 0 to 65535, got -1"},
-		{"protocol = 256", "a2s.protocol: want 0 to 255, got 256"},
-		{"game_port = 65536", "a2s.game_port: want 0 to 65535, got 65536"},
-		{"game_port = -1", "a2s.game_port: want 0 to 65535, got -1"},
+			"set game_id = 1172470 instead (the 64-bit game id, whose low 24 bits clients read as the full app id) and leave app_id at a value that fits (line 2)"},
+		{"app_id = -1", "a2s.app_id: want 0 to 65535, got -1 (line 2)"},
+		{"protocol = 256", "a2s.protocol: want 0 to 255, got 256 (line 2)"},
+		{"game_port = 65536", "a2s.game_port: want 0 to 65535, got 65536 (line 2)"},
+		{"game_port = -1", "a2s.game_port: want 0 to 65535, got -1 (line 2)"},
 		{`enabled = "yes"`, "a2s.enabled: want a boolean, got a string (line 2)"},
 		{`app_id = "480"`, "a2s.app_id: want an integer, got a string (line 2)"},
-		{"bogus = 1", "a2s.bogus: unknown key"},
+		{"bogus = 1", "a2s.bogus: unknown key (line 2)"},
 	}
 	for _, c := range cases {
 		_, err := parseA2S(t, "[a2s]\n"+c.text+"\n")

@@ -68,25 +68,25 @@ packet_burst = 0
 	if !errors.As(err, &errs) {
 		t.Fatalf("want config errors, got %v", err)
 	}
-	want := `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "MC;PE"
-bedrock.game_mode: want at most 64 bytes without ';' or control characters, got "a;b"
-bedrock.game_mode_number: want 0 to 255, got 256
-bedrock.ipv4_port: want 0 to 65535, got 65536
-bedrock.ipv6_port: want 0 to 65535, got -1
-bedrock.packet_burst: want 1 to 1000000, got 0
-bedrock.packet_rate: want 0 (off) to 1000000 pings per second, got -1
-bedrock.protocol: want 1 to 1048576, got 0`
+	want := `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "MC;PE" (line 2)
+bedrock.game_mode: want at most 64 bytes without ';' or control characters, got "a;b" (line 4)
+bedrock.game_mode_number: want 0 to 255, got 256 (line 5)
+bedrock.ipv4_port: want 0 to 65535, got 65536 (line 6)
+bedrock.ipv6_port: want 0 to 65535, got -1 (line 7)
+bedrock.packet_burst: want 1 to 1000000, got 0 (line 9)
+bedrock.packet_rate: want 0 (off) to 1000000 pings per second, got -1 (line 8)
+bedrock.protocol: want 1 to 1048576, got 0 (line 3)`
 	if err.Error() != want {
 		t.Fatalf("errors\n%v\nwant\n%s", err, want)
 	}
 	for bad, wantErr := range map[string]string{
-		`edition = ""`: `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got ""`,
-		`edition = "` + strings.Repeat("E", 17) + `"`: `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "EEEEEEEEEEEEEEEEE"`,
-		`edition = "MCPÉ"`:                            `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "MCPÉ"`,
-		`game_mode = "a\tb"`:                          `bedrock.game_mode: want at most 64 bytes without ';' or control characters, got "a\tb"`,
-		`protocol = 1048577`:                          "bedrock.protocol: want 1 to 1048576, got 1048577",
+		`edition = ""`: `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "" (line 2)`,
+		`edition = "` + strings.Repeat("E", 17) + `"`: `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "EEEEEEEEEEEEEEEEE" (line 2)`,
+		`edition = "MCPÉ"`:                            `bedrock.edition: want 1 to 16 printable ASCII characters without ';' ("MCPE", or "MCEE" for Education Edition), got "MCPÉ" (line 2)`,
+		`game_mode = "a\tb"`:                          `bedrock.game_mode: want at most 64 bytes without ';' or control characters, got "a\tb" (line 2)`,
+		`protocol = 1048577`:                          "bedrock.protocol: want 1 to 1048576, got 1048577 (line 2)",
 		`protocol = "766"`:                            "bedrock.protocol: want an integer, got a string (line 2)",
-		`nope = 1`:                                    "bedrock.nope: unknown key",
+		`nope = 1`:                                    "bedrock.nope: unknown key (line 2)",
 	} {
 		if _, err := parseBedrock("[bedrock]\n" + bad + "\n"); err == nil || err.Error() != wantErr {
 			t.Errorf("%s: %v; want %s", bad, err, wantErr)

@@ -77,8 +77,9 @@ type Config struct {
 	// ServerDoc is [server] as a validated state document (set by Parse).
 	ServerDoc map[string]any `toml:"-"`
 
-	present    []string // the tables the file has, sorted
-	serverName string   // an included server's name (LoadHost): its default feed socket is NAME.sock
+	present    []string       // the tables the file has, sorted
+	lines      map[string]int // the line of each key of the file (keyLines)
+	serverName string         // an included server's name (LoadHost): its default feed socket is NAME.sock
 	// serverWarnings are [server]'s values the state cuts to its limits.
 	serverWarnings []string
 }
@@ -170,6 +171,11 @@ type Admin struct {
 	// addresses and localhost (a reverse proxy's or a DNS name Prometheus
 	// scrapes by); any other name gets 421 (DNS rebinding).
 	AllowedHosts []string `toml:"allowed_hosts"`
+	// PrivateNetwork says listen is on a network only trusted clients
+	// reach: a container's or pod's own (what the runtime publishes), a
+	// monitoring LAN. It only silences the warning about a non-loopback
+	// listen.
+	PrivateNetwork bool `toml:"private_network"`
 }
 
 // Log is [log].
@@ -299,7 +305,7 @@ func parse(data []byte, mods ...Module) (*Config, error) {
 	if err := checkDepth(data, MaxDepth); err != nil {
 		var le *LimitError
 		if errors.As(err, &le) {
-			return nil, Errors{{Key: le.Key, Reason: le.Error()}}
+			return nil, Errors{{Key: le.Key, Reason: le.Error()}} // its line is in its Reason
 		}
 		return nil, err
 	}
@@ -314,11 +320,13 @@ func parse(data []byte, mods ...Module) (*Config, error) {
 	}
 	var errs Errors
 	c.present = sortedNames(raw)
+	c.lines = keyLines(data)
 	c.decode(md, raw, &errs)
 	decodeErrs := len(errs)
 	c.validate(&errs)
 	c.checkUpstreamProtocol(mods, &errs)
 	errs = dropShadowed(errs, decodeErrs)
+	c.Locate(errs)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 		return &c, errs
@@ -347,11 +355,22 @@ func syntaxError(err error) error {
 	var perr toml.ParseError
 	if errors.As(err, &perr) {
 		if perr.LastKey != "" {
-			return Errors{{Key: perr.LastKey, Reason: fmt.Sprintf("%s (line %d)", perr.Message, perr.Position.Line)}}
+			return Errors{{Key: perr.LastKey, Reason: perr.Message, Line: perr.Position.Line}}
 		}
 		return fmt.Errorf("TOML syntax: line %d: %s", perr.Position.Line, perr.Message)
 	}
 	return fmt.Errorf("TOML: %w", err)
+}
+
+// Locate gives each error without a line the line of its key in c's file,
+// or of the nearest key above it there; an error about a key the file
+// does not have (nor any table above it) keeps none.
+func (c *Config) Locate(errs Errors) {
+	for _, e := range errs {
+		if e.Line == 0 {
+			e.Line = lineOfKey(c.lines, e.Key)
+		}
+	}
 }
 
 // tables returns the core tables by name, as pointers to decode into.
@@ -402,7 +421,7 @@ func (c *Config) decode(md toml.MetaData, raw map[string]toml.Primitive, errs *E
 func (c *Config) decodeServer(md toml.MetaData, prim toml.Primitive, errs *Errors) {
 	var raw any
 	if err := md.PrimitiveDecode(prim, &raw); err != nil {
-		errs.Add("server", "want a table of the state document's fields: %s", decodeReason(err, true))
+		errs.Add("server", "want a table of the state document's fields: %s", decodeReason(err))
 		return
 	}
 	doc, ok := raw.(map[string]any)
@@ -456,10 +475,11 @@ func (c *Config) validateServer(errs *Errors) {
 // Warnings lists settings that are valid but likely to hurt, with their keys.
 func (c *Config) Warnings() []string {
 	w := slices.Clone(c.serverWarnings)
-	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() {
+	if c.Admin.Listen.IsValid() && !c.Admin.Listen.Addr().IsLoopback() && !c.Admin.PrivateNetwork {
 		w = append(w, fmt.Sprintf("admin.listen: %s is not a loopback address: the status page (player names, "+
 			"client addresses), /status.json and /metrics are reachable from the network without authentication; "+
-			"keep it on 127.0.0.1 and reach it through an SSH tunnel (docs/status.md)", c.Admin.Listen))
+			"keep it on 127.0.0.1 and reach it through an SSH tunnel (docs/status.md), or, on a container's own "+
+			"network or a private one, say so with admin.private_network = true", c.Admin.Listen))
 	}
 	for _, s := range c.Modules {
 		if wr, ok := s.Section.(Warner); ok {

@@ -220,12 +220,13 @@ func TestWarnings(t *testing.T) {
 	// The warning names what leaks: the status page's player names and
 	// client addresses, not only /metrics.
 	w := strings.Join(c.Warnings(), "\n")
-	for _, want := range []string{"admin.listen: 0.0.0.0:9273 is not a loopback address", "status page (player names, client addresses)", "/metrics"} {
+	for _, want := range []string{"admin.listen: 0.0.0.0:9273 is not a loopback address", "status page (player names, client addresses)", "/metrics", "admin.private_network = true"} {
 		if !strings.Contains(w, want) {
 			t.Errorf("warnings lack %q: %s", want, w)
 		}
 	}
-	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n"} {
+	// A container's own network, said so: no warning.
+	for _, quiet := range []string{"", "[admin]\nlisten = \"\"\n", "[admin]\nlisten = \"[::1]:9273\"\n", "[admin]\nlisten = \"0.0.0.0:9273\"\nprivate_network = true\n"} {
 		c, err := Parse([]byte(quiet))
 		if err != nil {
 			t.Fatal(err)
@@ -246,24 +247,22 @@ func TestUnregisteredModuleTable(t *testing.T) {
 }
 
 // decodeReason reads every form of the decoder's messages: with or without
-// a line and a last key (quoted parts and all), and names the types.
+// a line and a last key (quoted parts and all), and names the types; the
+// line is left to the error's key (Config.Locate).
 func TestDecodeReason(t *testing.T) {
 	for msg, want := range map[string]string{
-		`toml: line 2 (last key "a.b"): incompatible types: TOML value has type int64; destination has type string`:     "want a string, got an integer (line 2)",
+		`toml: line 2 (last key "a.b"): incompatible types: TOML value has type int64; destination has type string`:     "want a string, got an integer",
 		`toml: (last key "a.b"): incompatible types: TOML value has type []any; destination has type slice`:             "want an array, got an array",
-		`toml: line 3: Invalid integer "0660": cannot have leading zeroes`:                                              `Invalid integer "0660": cannot have leading zeroes (line 3)`,
-		`toml: line 4 (last key "q.\"a b\""): incompatible types: TOML value has type bool; destination has type float`: "want a float, got a boolean (line 4)",
-		`toml: line 5 (last key "m"): type mismatch for quake3.Master: expected table but found float64`:                "want a table, got a float (line 5)",
+		`toml: line 3: Invalid integer "0660": cannot have leading zeroes`:                                              `Invalid integer "0660": cannot have leading zeroes`,
+		`toml: line 4 (last key "q.\"a b\""): incompatible types: TOML value has type bool; destination has type float`: "want a float, got a boolean",
+		`toml: line 5 (last key "m"): type mismatch for quake3.Master: expected table but found float64`:                "want a table, got a float",
 		`toml: something else`: "something else",
 		`incompatible types: TOML value has type time.Time; destination has type integer`: "want an integer, got a date-time",
 		`incompatible types: TOML value has type x.Y; destination has type map`:           "want a table, got a value of type x.Y",
 	} {
-		if got := decodeReason(errors.New(msg), true); got != want {
+		if got := decodeReason(errors.New(msg)); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", msg, got, want)
 		}
-	}
-	if got := decodeReason(errors.New(`toml: line 2 (last key "a"): incompatible types: TOML value has type int64; destination has type string`), false); got != "want a string, got an integer" {
-		t.Errorf("without lines: %s", got)
 	}
 }
 

@@ -26,18 +26,12 @@ type keyDecoder interface {
 
 // decodeTable decodes the TOML table prim into the struct dst points to,
 // key by key, so that one bad value hides no other error. A key without a
-// field is an error, and so is a value that is not a table.
+// field is an error, and so is a value that is not a table. Errors carry
+// no line: Parse gives each the line of its key (keyLines).
 func decodeTable(md toml.MetaData, prim toml.Primitive, table string, dst any, errs *Errors) {
-	decodeTableAt(md, prim, table, dst, errs, true)
-}
-
-// decodeTableAt is decodeTable; lines says whether the decoder's line
-// numbers are right for the table's keys (they are not in an array of
-// tables: the decoder keeps one line per key path, the last element's).
-func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any, errs *Errors, lines bool) {
 	var raw any
 	if err := md.PrimitiveDecode(prim, &raw); err != nil {
-		errs.Add(table, "%s", decodeReason(err, lines))
+		errs.Add(table, "%s", decodeReason(err))
 		return
 	}
 	if _, ok := raw.(map[string]any); !ok {
@@ -46,7 +40,7 @@ func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any,
 	}
 	var keys map[string]toml.Primitive
 	if err := md.PrimitiveDecode(prim, &keys); err != nil {
-		errs.Add(table, "%s", decodeReason(err, lines))
+		errs.Add(table, "%s", decodeReason(err))
 		return
 	}
 	fields := fieldsByKey(reflect.ValueOf(dst).Elem())
@@ -57,7 +51,7 @@ func decodeTableAt(md toml.MetaData, prim toml.Primitive, table string, dst any,
 			errs.Add(key, "unknown key%s", nearest.Hint(k, sortedNames(fields)))
 			continue
 		}
-		decodeKey(md, keys[k], key, f, errs, lines)
+		decodeKey(md, keys[k], key, f, errs)
 	}
 }
 
@@ -81,12 +75,11 @@ var (
 	addrType     = reflect.TypeOf(netip.Addr{})
 )
 
-// decodeKey decodes one key's value into field f; lines as in
-// decodeTableAt.
-func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, errs *Errors, lines bool) {
+// decodeKey decodes one key's value into field f.
+func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, errs *Errors) {
 	var raw any
 	if err := md.PrimitiveDecode(p, &raw); err != nil {
-		errs.Add(key, "%s", decodeReason(err, lines))
+		errs.Add(key, "%s", decodeReason(err))
 		return
 	}
 	if kd, ok := f.Addr().Interface().(keyDecoder); ok {
@@ -112,12 +105,12 @@ func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, 
 		decodeTableArray(md, p, key, raw, f, errs)
 		return
 	case f.Kind() == reflect.Map && f.Type().Key().Kind() == reflect.String:
-		decodeMap(md, p, key, raw, f, errs, lines)
+		decodeMap(md, p, key, raw, f, errs)
 		return
 	}
 	tmp := reflect.New(f.Type())
 	if err := md.PrimitiveDecode(p, tmp.Interface()); err != nil {
-		errs.Add(key, "%s", decodeReason(err, lines))
+		errs.Add(key, "%s", decodeReason(err))
 		return
 	}
 	f.Set(tmp.Elem())
@@ -125,21 +118,21 @@ func decodeKey(md toml.MetaData, p toml.Primitive, key string, f reflect.Value, 
 
 // decodeMap decodes a table of free keys ([quake3.info]) entry by entry, so
 // that every bad value is reported with its key: "quake3.info.k".
-func decodeMap(md toml.MetaData, p toml.Primitive, key string, raw any, f reflect.Value, errs *Errors, lines bool) {
+func decodeMap(md toml.MetaData, p toml.Primitive, key string, raw any, f reflect.Value, errs *Errors) {
 	if _, ok := raw.(map[string]any); !ok { // the decoder would ignore it
 		errs.Add(key, "want a table, got %s", tomlType(raw))
 		return
 	}
 	var entries map[string]toml.Primitive
 	if err := md.PrimitiveDecode(p, &entries); err != nil {
-		errs.Add(key, "%s", decodeReason(err, lines))
+		errs.Add(key, "%s", decodeReason(err))
 		return
 	}
 	out := reflect.MakeMapWithSize(f.Type(), len(entries))
 	for _, k := range sortedNames(entries) {
 		v := reflect.New(f.Type().Elem())
 		if err := md.PrimitiveDecode(entries[k], v.Interface()); err != nil {
-			errs.Add(key+"."+k, "%s", decodeReason(err, lines))
+			errs.Add(key+"."+keyPart(k), "%s", decodeReason(err))
 			continue
 		}
 		out.SetMapIndex(reflect.ValueOf(k).Convert(f.Type().Key()), v.Elem())
@@ -159,12 +152,12 @@ func decodeTableArray(md toml.MetaData, p toml.Primitive, key string, raw any, f
 	}
 	var elems []toml.Primitive
 	if err := md.PrimitiveDecode(p, &elems); err != nil {
-		errs.Add(key, "%s", decodeReason(err, false))
+		errs.Add(key, "%s", decodeReason(err))
 		return
 	}
 	out := reflect.MakeSlice(f.Type(), len(elems), len(elems))
 	for i, e := range elems {
-		decodeTableAt(md, e, fmt.Sprintf("%s[%d]", key, i), out.Index(i).Addr().Interface(), errs, false)
+		decodeTable(md, e, fmt.Sprintf("%s[%d]", key, i), out.Index(i).Addr().Interface(), errs)
 	}
 	f.Set(out)
 }
@@ -231,17 +224,14 @@ var (
 	lineOf       = regexp.MustCompile(`^toml: (?:line (\d+) ?)?(?:\(last key "(?:[^"\\]|\\.)*"\))?: `)
 )
 
-// decodeReason turns the TOML decoder's error into what is wrong, with the
-// line when lines is set: "want an integer, got a string (line 5)".
-func decodeReason(err error, lines bool) string {
-	msg, line := splitDecodeError(err)
+// decodeReason turns the TOML decoder's error into what is wrong, without
+// its line (the error's key gives it): "want an integer, got a string".
+func decodeReason(err error) string {
+	msg, _ := splitDecodeError(err)
 	if m := typeMismatch.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("want %s, got %s", typeName(m[2]), typeName(m[1]))
 	} else if m := tableWanted.FindStringSubmatch(msg); m != nil {
 		msg = "want a table, got " + typeName(m[1])
-	}
-	if lines && line != "" {
-		msg += " (line " + line + ")"
 	}
 	return msg
 }

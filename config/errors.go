@@ -5,13 +5,21 @@ import (
 	"strings"
 )
 
-// Error is one config error: the key (dotted path) and what is wrong.
+// Error is one config error: the key (dotted path), what is wrong, and
+// the line of the file it is about (0 when none: the key is not in the
+// file, nor any key above it).
 type Error struct {
 	Key    string
 	Reason string
+	Line   int
 }
 
-func (e *Error) Error() string { return e.Key + ": " + e.Reason }
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s: %s (line %d)", e.Key, e.Reason, e.Line)
+	}
+	return e.Key + ": " + e.Reason
+}
 
 // Errors is every error found in one config, in key order.
 type Errors []*Error

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 
@@ -54,8 +55,10 @@ func (c fdCaps) total() int {
 // fitCaps shrinks the large caps in proportion so that all caps together
 // take at most fdShare of limit minus fdReserve and minus the sockets
 // queryd opens itself (each large cap keeps at least 1). It returns the
-// caps and, when it shrank any, why.
-func fitCaps(limit, sockets int, want fdCaps, about string) (fdCaps, string) {
+// caps and, when it shrank any, why. whole turns a limit that would keep
+// the caps into the process's (the same but in host mode, where limit is
+// one server's share).
+func fitCaps(limit, sockets int, want fdCaps, about string, whole func(int) int) (fdCaps, string) {
 	budget := int(float64(limit-fdReserve-sockets) * fdShare)
 	if want.total() <= budget || len(want.Large) == 0 { // the fixed caps are kept
 		return want, ""
@@ -69,9 +72,23 @@ func fitCaps(limit, sockets int, want fdCaps, about string) (fdCaps, string) {
 		got.Large = append(got.Large, fdCap{Key: l.Key, N: n})
 		changes = append(changes, fmt.Sprintf("%s %d -> %d", l.Key, l.N, n))
 	}
-	why := fmt.Sprintf("%s: caps lowered to fit %d descriptors (%.0f%% of it less %d reserved and %d sockets): %s; raise the limit (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps",
-		about, budget, fdShare*100, fdReserve, sockets, strings.Join(changes, ", "))
-	return got, why
+	need := whole(fdReserve + sockets + int(math.Ceil(float64(want.total())/fdShare)))
+	return got, fitReason(limit, sockets, budget, need, want.Fixed, about, strings.Join(changes, ", "))
+}
+
+// fitReason says why fitCaps lowered the caps, in numbers that add up:
+// what the limit leaves for connections and sessions (when anything), the
+// caps as lowered, and the limit that would keep them all (need).
+func fitReason(limit, sockets, budget, need, fixed int, about, changes string) string {
+	raise := fmt.Sprintf("raise the limit to %d or more (LimitNOFILE= in systemd, ulimit -n) to keep the configured caps", need)
+	if budget <= fixed {
+		return fmt.Sprintf("%s: too low for the caps: %d descriptors kept for queryd itself and %d for its UDP sockets leave "+
+			"no room beside the %d of the feed and admin connections; caps lowered to a minimum: %s; %s",
+			about, min(fdReserve, limit), sockets, fixed, changes, raise)
+	}
+	return fmt.Sprintf("%s: caps lowered to fit %d descriptors for connections and sessions (%.0f%% of what is left after %d kept "+
+		"for queryd itself and %d for its UDP sockets; the feed and admin connections keep their %d): %s; %s",
+		about, budget, fdShare*100, fdReserve, sockets, fixed, changes, raise)
 }
 
 // FitDescriptors lowers cfg's relay and module connection caps to the
@@ -105,12 +122,15 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	}
 	admin := cfg.Admin.Listen.IsValid()
 	about := fmt.Sprintf("RLIMIT_NOFILE is %d", limit)
+	whole := func(share int) int { return share }
 	if n > 1 { // the host's one admin listener first, then equal shares
+		host := 0
 		if admin {
-			limit -= adminMaxConns
+			host = adminMaxConns
 		}
-		limit = fdReserve + (limit-fdReserve)/n
+		limit = shareOf(limit, host, n)
 		about = fmt.Sprintf("%s, this server's share of it (one of %d servers) %d", about, n, limit)
+		whole = func(share int) int { return wholeFor(share, host, n) }
 		admin = false
 	}
 	want := fdCaps{Fixed: cfg.Feed.MaxConns}
@@ -136,7 +156,7 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	if workers == 0 {
 		workers = runtime.NumCPU()
 	}
-	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want, about)
+	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want, about, whole)
 	for _, l := range got.Large {
 		if l.Key == "relay.max_sessions" {
 			cfg.Relay.MaxSessions = l.N
@@ -146,3 +166,11 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	}
 	return why, nil
 }
+
+// shareOf is one of n servers' share of the descriptor limit, after the
+// host's own (host: its admin connections).
+func shareOf(limit, host, n int) int { return fdReserve + (limit-host-fdReserve)/n }
+
+// wholeFor is the limit that gives each of n servers share (shareOf's
+// inverse).
+func wholeFor(share, host, n int) int { return host + fdReserve + (share-fdReserve)*n }

@@ -75,24 +75,24 @@ max_packet = 512
 	if !errors.As(err, &errs) {
 		t.Fatalf("want config errors, got %v", err)
 	}
-	want := `gamespy4.game_id: contains a control character
-gamespy4.gametype: too long: 33 bytes, at most 32
-gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got "example.org"
-gamespy4.hostport: want 0 to 65535, got 70000
-gamespy4.max_packet: want 1024 to 8192 bytes, got 512
-gamespy4.plugins: too long: 257 bytes, at most 256`
+	want := `gamespy4.game_id: contains a control character (line 3)
+gamespy4.gametype: too long: 33 bytes, at most 32 (line 2)
+gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got "example.org" (line 6)
+gamespy4.hostport: want 0 to 65535, got 70000 (line 5)
+gamespy4.max_packet: want 1024 to 8192 bytes, got 512 (line 7)
+gamespy4.plugins: too long: 257 bytes, at most 256 (line 4)`
 	if err.Error() != want {
 		t.Fatalf("errors\n%v\nwant\n%s", err, want)
 	}
 	for bad, wantErr := range map[string]string{
-		`hostip = "fe80::1%eth0"`:  `gamespy4.hostip: want an IP address without a zone, got "fe80::1%eth0"`,
-		`hostip = "1.2.3.4:25565"`: `gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got "1.2.3.4:25565"`,
-		`hostip = 7`:               `gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got an integer`,
-		`max_packet = 8193`:        "gamespy4.max_packet: want 1024 to 8192 bytes, got 8193",
-		`hostport = -1`:            "gamespy4.hostport: want 0 to 65535, got -1",
-		`plugins = "a\u007fb"`:     "gamespy4.plugins: contains a control character",
+		`hostip = "fe80::1%eth0"`:  `gamespy4.hostip: want an IP address without a zone, got "fe80::1%eth0" (line 2)`,
+		`hostip = "1.2.3.4:25565"`: `gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got "1.2.3.4:25565" (line 2)`,
+		`hostip = 7`:               `gamespy4.hostip: want an IP address such as "203.0.113.7" or "2001:db8::7", or "" for none, got an integer (line 2)`,
+		`max_packet = 8193`:        "gamespy4.max_packet: want 1024 to 8192 bytes, got 8193 (line 2)",
+		`hostport = -1`:            "gamespy4.hostport: want 0 to 65535, got -1 (line 2)",
+		`plugins = "a\u007fb"`:     "gamespy4.plugins: contains a control character (line 2)",
 		`gametype = 1`:             "gamespy4.gametype: want a string, got an integer (line 2)",
-		`nope = 1`:                 "gamespy4.nope: unknown key",
+		`nope = 1`:                 "gamespy4.nope: unknown key (line 2)",
 	} {
 		if _, err := parseGameSpy4("[gamespy4]\n" + bad + "\n"); err == nil || err.Error() != wantErr {
 			t.Errorf("%s: %v; want %s", bad, err, wantErr)

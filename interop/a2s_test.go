@@ -24,10 +24,13 @@ func TestA2SClients(t *testing.T) {
 	d.Replace(t, st.Doc())
 
 	t.Run("daemon_splits_rules", func(t *testing.T) { checkRulesSplit(t, d.UDPAddr, st) })
-	t.Run("qstat", func(t *testing.T) { checkQstat(t, d.UDPAddr, st) })
-	t.Run("gamedig_valve", func(t *testing.T) { checkGamedigValve(t, d.UDPAddr, st) })
-	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) { checkRumblefrog(t, d.UDPAddr, st) })
-	t.Run("go_woozymasta_a2s", func(t *testing.T) { checkWoozymasta(t, d.UDPAddr, st) })
+	t.Run("qstat", func(t *testing.T) { clientCheck(t, "qstat", "socket"); checkQstat(t, d.UDPAddr, st) })
+	t.Run("gamedig_valve", func(t *testing.T) { clientCheck(t, "gamedig_valve", "socket"); checkGamedigValve(t, d.UDPAddr, st) })
+	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) {
+		clientCheck(t, "go_rumblefrog_go-a2s", "socket")
+		checkRumblefrog(t, d.UDPAddr, st)
+	})
+	t.Run("go_woozymasta_a2s", func(t *testing.T) { clientCheck(t, "go_woozymasta_a2s", "socket"); checkWoozymasta(t, d.UDPAddr, st) })
 	t.Run("splits_sent_with_gso", func(t *testing.T) { checkSplitsSentWithGSO(t, d) })
 }
 
@@ -329,6 +332,7 @@ func TestA2SFeedChange(t *testing.T) {
 	want = append(want, "Newcomer Ñandú")
 
 	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) {
+		clientCheck(t, "go_rumblefrog_go-a2s", "socket")
 		c, err := rfa2s.NewClient(d.UDPAddr, rfa2s.TimeoutOption(3*time.Second))
 		if err != nil {
 			t.Fatalf("go-a2s client: %v", err)
@@ -362,6 +366,7 @@ func TestA2SFeedChange(t *testing.T) {
 	})
 
 	t.Run("gamedig_valve", func(t *testing.T) {
+		clientCheck(t, "gamedig_valve", "socket")
 		r := RunGamedig(t, "valve", d.UDPAddr, nil)
 		if r.Err != nil {
 			t.Fatalf("gamedig: %v", r.Err)

@@ -55,21 +55,27 @@ func TestBedrockClients(t *testing.T) {
 		gamemode: "Créatif", players: 8, max: 20}
 	d.Replace(t, st.doc())
 	want := mbeWant{st, 766}
-	t.Run("npm_minecraft-server-util_statusBedrock", func(t *testing.T) { mbeMcsu(t, d, want) })
-	t.Run("gamedig_mbe", func(t *testing.T) { mbeGamedig(t, d, want) })
+	t.Run("npm_minecraft-server-util_statusBedrock", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_statusBedrock", "socket")
+		mbeMcsu(t, "127.0.0.1", d.UDPPort, want)
+	})
+	t.Run("gamedig_mbe", func(t *testing.T) { clientCheck(t, "gamedig_mbe", "socket"); mbeGamedig(t, d.UDPAddr, want) })
 
 	semi := mbeState{name: "A;B;;C", mapName: "map;x", version: "1;21", gamemode: "Sur;vival", players: 3, max: 30}
 	d.Replace(t, semi.doc())
 	want = mbeWant{mbeState{name: "A:B::C", mapName: "map:x", version: "1:21", gamemode: "Sur:vival", players: 3, max: 30}, 766}
-	t.Run("semicolons_minecraft-server-util", func(t *testing.T) { mbeMcsu(t, d, want) })
-	t.Run("semicolons_gamedig", func(t *testing.T) { mbeGamedig(t, d, want) })
+	t.Run("semicolons_minecraft-server-util", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_statusBedrock", "socket")
+		mbeMcsu(t, "127.0.0.1", d.UDPPort, want)
+	})
+	t.Run("semicolons_gamedig", func(t *testing.T) { clientCheck(t, "gamedig_mbe", "socket"); mbeGamedig(t, d.UDPAddr, want) })
 }
 
 // mbeMcsu runs npm minecraft-server-util statusBedrock (enableSRV false).
 // It joins the motd and the sub-motd with a newline in motd.clean (its
 // motd.raw adds §f colour codes of its own around the motd).
-func mbeMcsu(t *testing.T, d *Daemon, want mbeWant) {
-	r := RunNode(t, 30*time.Second, "mcutil.mjs", "bedrock", "127.0.0.1", strconv.Itoa(d.UDPPort))
+func mbeMcsu(t *testing.T, host string, port int, want mbeWant) {
+	r := RunNode(t, 30*time.Second, "mcutil.mjs", "bedrock", host, strconv.Itoa(port))
 	if r.Err != nil {
 		t.Fatalf("minecraft-server-util statusBedrock: %v", r.Err)
 	}
@@ -115,8 +121,8 @@ func mbeMcsu(t *testing.T, d *Daemon, want mbeWant) {
 // mbeGamedig runs npm gamedig, type mbe (protocol minecraft: it also tries
 // Java's TCP status and GameSpy4 on the port, which this daemon does not
 // answer, then takes name, map, counts and version from the pong).
-func mbeGamedig(t *testing.T, d *Daemon, want mbeWant) {
-	r := RunGamedig(t, "mbe", d.UDPAddr, nil)
+func mbeGamedig(t *testing.T, addr string, want mbeWant) {
+	r := RunGamedig(t, "mbe", addr, nil)
 	if r.Err != nil {
 		t.Fatalf("gamedig: %v", r.Err)
 	}

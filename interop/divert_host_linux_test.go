@@ -102,6 +102,7 @@ func divertGameEcho(t *testing.T, n *netnstest.Net, game netip.AddrPort) {
 // its port's queries then reach its stand-in untouched (answered by it,
 // from the client's address), while the other's stay diverted.
 func TestDivertHost(t *testing.T) {
+	clientCheck(t, "queryd_go_a2s", "divert")
 	n := netnstest.New(t)
 	games := map[string]netip.AddrPort{
 		"alpha": netip.AddrPortFrom(netnstest.ServerAddr4, 27215),

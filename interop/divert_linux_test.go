@@ -207,6 +207,7 @@ func tcFilters(t *testing.T, ns, ifc string) string {
 // When the stand-in stops answering the poller, past stale_after the
 // client's queries get no answer and still never reach it.
 func TestDivertStandIn(t *testing.T) {
+	clientCheck(t, "queryd_go_a2s", "divert")
 	if _, err := exec.LookPath("tc"); err != nil {
 		t.Skip("needs tc(8) (iproute2) to see the egress filter: skipped")
 	}
@@ -430,6 +431,7 @@ func runUnprivileged(t *testing.T, dir, bin string, args ...string) CmdResult {
 // reaching the stand-in, and a game datagram reaching it from the client's
 // own address and port.
 func TestDivertIPv6(t *testing.T) {
+	clientCheck(t, "queryd_go_a2s", "divert")
 	n := netnstest.New(t)
 	game := netip.AddrPortFrom(netnstest.ServerAddr6, 27015)
 	stand := startStandIn(t, n.ServerNS, game)

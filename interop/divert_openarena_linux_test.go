@@ -90,6 +90,8 @@ func readDivert(t *testing.T, d *Daemon) divertCounts {
 // server, which answers the client's own address and port on a connected
 // socket with the challenge.
 func TestDivertOpenArena(t *testing.T) {
+	clientCheck(t, "qstat_q3s", "divert")
+	clientCheck(t, "gamedig_quake3", "divert")
 	n := netnstest.New(t)
 	startOpenArenaIn(t, n.ServerNS, divertOA)
 	d := StartDaemon(t, divertOptions(n, divertOA, "quake3", map[string]map[string]any{

@@ -48,14 +48,26 @@ func TestGameSpy4Clients(t *testing.T) {
 	d.Replace(t, st.Doc())
 	host, port := "127.0.0.1", d.UDPPort
 
-	t.Run("qstat_gs4", func(t *testing.T) { gs4Qstat(t, d.UDPAddr, st) })
-	t.Run("gamedig_gamespy3", func(t *testing.T) { gs4Gamedig(t, d.UDPAddr, st) })
-	t.Run("npm_minecraft-server-util_queryBasic", func(t *testing.T) { gs4McsuBasic(t, host, port, st) })
-	t.Run("npm_minecraft-server-util_queryFull", func(t *testing.T) { gs4McsuFull(t, host, port, st) })
-	t.Run("go_minequery_basic_strict", func(t *testing.T) { gs4MinequeryBasic(t, host, port, st) })
-	t.Run("go_minequery_full_strict", func(t *testing.T) { gs4MinequeryFull(t, host, port, st) })
-	t.Run("go_mcutils_basic", func(t *testing.T) { gs4McutilsBasic(t, host, port, st) })
-	t.Run("go_mcutils_full", func(t *testing.T) { gs4McutilsFull(t, host, port, st) })
+	t.Run("qstat_gs4", func(t *testing.T) { clientCheck(t, "qstat_gs4", "socket"); gs4Qstat(t, d.UDPAddr, st) })
+	t.Run("gamedig_gamespy3", func(t *testing.T) { clientCheck(t, "gamedig_gamespy3", "socket"); gs4Gamedig(t, d.UDPAddr, st) })
+	t.Run("npm_minecraft-server-util_queryBasic", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_queryBasic", "socket")
+		gs4McsuBasic(t, host, port, st)
+	})
+	t.Run("npm_minecraft-server-util_queryFull", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_queryFull", "socket")
+		gs4McsuFull(t, host, port, st)
+	})
+	t.Run("go_minequery_basic_strict", func(t *testing.T) {
+		clientCheck(t, "go_minequery_basic_strict", "socket")
+		gs4MinequeryBasic(t, host, port, st)
+	})
+	t.Run("go_minequery_full_strict", func(t *testing.T) {
+		clientCheck(t, "go_minequery_full_strict", "socket")
+		gs4MinequeryFull(t, host, port, st)
+	})
+	t.Run("go_mcutils_basic", func(t *testing.T) { clientCheck(t, "go_mcutils_basic", "socket"); gs4McutilsBasic(t, host, port, st) })
+	t.Run("go_mcutils_full", func(t *testing.T) { clientCheck(t, "go_mcutils_full", "socket"); gs4McutilsFull(t, host, port, st) })
 }
 
 // TestGameSpy4TruncatedList: with more players than fit one 1,024-byte

@@ -71,16 +71,18 @@ func TestHostClients(t *testing.T) {
 	if _, err := c.Replace(other.Doc()); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("main/qstat", func(t *testing.T) { checkQstat(t, d.UDPAddr, main) })
-	t.Run("main/gamedig_valve", func(t *testing.T) { checkGamedigValve(t, d.UDPAddr, main) })
-	t.Run("second/qstat_gs4", func(t *testing.T) { gs4Qstat(t, second, other) })
-	t.Run("second/gamedig_gamespy3", func(t *testing.T) { gs4Gamedig(t, second, other) })
+	t.Run("main/qstat", func(t *testing.T) { clientCheck(t, "qstat", "host"); checkQstat(t, d.UDPAddr, main) })
+	t.Run("main/gamedig_valve", func(t *testing.T) { clientCheck(t, "gamedig_valve", "host"); checkGamedigValve(t, d.UDPAddr, main) })
+	t.Run("second/qstat_gs4", func(t *testing.T) { clientCheck(t, "qstat_gs4", "host"); gs4Qstat(t, second, other) })
+	t.Run("second/gamedig_gamespy3", func(t *testing.T) { clientCheck(t, "gamedig_gamespy3", "host"); gs4Gamedig(t, second, other) })
 	t.Run("second/gamedig_valve_name", func(t *testing.T) {
+		clientCheck(t, "gamedig_valve", "host")
 		if name := gamedigName(t, "valve", second); name != other.Name {
 			t.Errorf("gamedig valve on the second server: name %q, want %q", name, other.Name)
 		}
 	})
 	t.Run("main/gamedig_gamespy3_name", func(t *testing.T) {
+		clientCheck(t, "gamedig_gamespy3", "host")
 		if name := gs4FromCP1252(t, gamedigName(t, "gamespy3", d.UDPAddr)); name != main.Name { // gamedig reads GameSpy4 text as CP1252
 			t.Errorf("gamedig gamespy3 on the main server: name %q, want %q", name, main.Name)
 		}

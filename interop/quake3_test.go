@@ -57,10 +57,10 @@ func TestQuake3Clients(t *testing.T) {
 	st := q3State()
 	d.Replace(t, st.Doc())
 
-	t.Run("qstat_q3s", func(t *testing.T) { q3Qstat(t, "-q3s", d.UDPAddr, st) })
-	t.Run("qstat_woets", func(t *testing.T) { q3Qstat(t, "-woets", d.UDPAddr, st) })
-	t.Run("gamedig_quake3", func(t *testing.T) { q3Gamedig(t, "quake3", d.UDPAddr, st) })
-	t.Run("gamedig_wet", func(t *testing.T) { q3Gamedig(t, "wet", d.UDPAddr, st) })
+	t.Run("qstat_q3s", func(t *testing.T) { clientCheck(t, "qstat_q3s", "socket"); q3Qstat(t, "-q3s", d.UDPAddr, st) })
+	t.Run("qstat_woets", func(t *testing.T) { clientCheck(t, "qstat_woets", "socket"); q3Qstat(t, "-woets", d.UDPAddr, st) })
+	t.Run("gamedig_quake3", func(t *testing.T) { clientCheck(t, "gamedig_quake3", "socket"); q3Gamedig(t, "quake3", d.UDPAddr, st) })
+	t.Run("gamedig_wet", func(t *testing.T) { clientCheck(t, "gamedig_wet", "socket"); q3Gamedig(t, "wet", d.UDPAddr, st) })
 }
 
 // q3QstatServer is the part of `quakestat -json` output the checks read.

@@ -233,12 +233,14 @@ func checkSQPPlayers(t *testing.T, got []map[string]json.RawMessage, want []Test
 // asks it with go-svrquery's client for every combination of the chunks it
 // knows: every value matches, and the whole state fits one reply.
 func TestSQPClients(t *testing.T) {
+	clientPlan(t, "socket", "sqpprobe")
 	bin := needSQPProbe(t)
 	d := StartDaemon(t, sqpOnly)
 	st := RichState()
 	d.Replace(t, st.Doc())
 	for chunks := byte(1); chunks < 16; chunks++ {
 		t.Run("sqpprobe_"+strings.ReplaceAll(chunkNames(chunks), ",", "+"), func(t *testing.T) {
+			clientCheck(t, "sqpprobe", "socket")
 			rules, players := checkSQPProbe(t, runSQPProbe(t, bin, d.UDPAddr, chunks), chunks, st, d.UDPPort)
 			if chunks&sqpRules != 0 && rules != len(st.Rules) || chunks&sqpPlayers != 0 && players != len(st.Players) {
 				t.Errorf("%d rules and %d players listed; %d and %d fed", rules, players, len(st.Rules), len(st.Players))
@@ -252,12 +254,14 @@ func TestSQPClients(t *testing.T) {
 // packets; all 255 players and all 220 rules are listed in every reply
 // that asks for them (they fit one reply: 32,142 bytes of chunks at most).
 func TestSQPManyPlayers(t *testing.T) {
+	clientPlan(t, "socket", "sqpprobe")
 	bin := needSQPProbe(t)
 	d := StartDaemon(t, sqpOnly)
 	st := sqpState(RichState(), 255)
 	d.Replace(t, st.Doc())
 	for chunks := byte(1); chunks < 16; chunks++ {
 		t.Run("sqpprobe_"+strings.ReplaceAll(chunkNames(chunks), ",", "+"), func(t *testing.T) {
+			clientCheck(t, "sqpprobe", "socket")
 			rules, players := checkSQPProbe(t, runSQPProbe(t, bin, d.UDPAddr, chunks), chunks, st, d.UDPPort)
 			if chunks&sqpPlayers != 0 && players != 255 {
 				t.Errorf("%d players listed, want 255", players)
@@ -310,6 +314,7 @@ func sqpRawPackets(t *testing.T, addr string, players int) {
 
 // TestSQPQueryCommand: `queryd query -proto sqp` reads the rich state.
 func TestSQPQueryCommand(t *testing.T) {
+	clientCheck(t, "queryd_query_sqp", "socket")
 	d := StartDaemon(t, sqpOnly)
 	st := RichState()
 	d.Replace(t, st.Doc())

@@ -54,6 +54,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 			name := st["name"].(string)
 			waitFrontName(t, front, name)
 			t.Run("a2s_go-a2s", func(t *testing.T) {
+				clientCheck(t, "go_rumblefrog_go-a2s", "front")
 				c, err := rfa2s.NewClient(front.UDPAddr, rfa2s.TimeoutOption(3*time.Second))
 				if err != nil {
 					t.Fatal(err)
@@ -68,6 +69,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 				checkEq(t, "max players", int(info.MaxPlayers), 24)
 			})
 			t.Run("gamespy4_minequery", func(t *testing.T) {
+				clientCheck(t, "go_minequery_full_strict", "front")
 				res, err := gs4Pinger().QueryFull("127.0.0.1", front.UDPPort)
 				if err != nil {
 					t.Fatal(err)
@@ -77,6 +79,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 				checkEq(t, "MaxPlayers", res.MaxPlayers, 24)
 			})
 			t.Run("quake3_qstat", func(t *testing.T) {
+				clientCheck(t, "qstat_q3s", "front")
 				NeedCommand(t, "quakestat")
 				r := RunCmd(t, 30*time.Second, "", "quakestat", "-q3s", front.UDPAddr, "-P", "-json", "-nnx")
 				var servers []q3QstatServer
@@ -88,6 +91,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 				checkEq(t, "numplayers", servers[0].NumPlayers, 5)
 			})
 			t.Run("bedrock_minecraft-server-util", func(t *testing.T) {
+				clientCheck(t, "npm_minecraft-server-util_statusBedrock", "front")
 				r := RunNode(t, 30*time.Second, "mcutil.mjs", "bedrock", "127.0.0.1", strconv.Itoa(front.UDPPort))
 				var res struct {
 					MOTD struct {
@@ -108,6 +112,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 				}
 			})
 			t.Run("sqp_sqpprobe", func(t *testing.T) {
+				clientCheck(t, "sqpprobe", "front")
 				out := runSQPProbe(t, needSQPProbe(t), front.UDPAddr, sqpInfo|sqpPlayers)
 				if out.ServerInfo == nil {
 					t.Fatal("no server_info")
@@ -116,6 +121,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 				checkEq(t, "current players", int(out.ServerInfo.CurrentPlayers), 5)
 			})
 			t.Run("sagl_http", func(t *testing.T) {
+				clientCheck(t, "sagl_http", "front")
 				resp, err := http.Get("http://" + saglHTTP + "/")
 				if err != nil {
 					t.Fatal(err)

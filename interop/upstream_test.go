@@ -54,10 +54,19 @@ func TestUpstreamA2SClients(t *testing.T) {
 	shown := st
 
 	t.Run("daemon_splits_rules", func(t *testing.T) { checkRulesSplit(t, front.UDPAddr, shown) })
-	t.Run("qstat", func(t *testing.T) { checkQstat(t, front.UDPAddr, shown) })
-	t.Run("gamedig_valve", func(t *testing.T) { checkGamedigValve(t, front.UDPAddr, shown) })
-	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) { checkRumblefrog(t, front.UDPAddr, shown) })
-	t.Run("go_woozymasta_a2s", func(t *testing.T) { checkWoozymasta(t, front.UDPAddr, shown) })
+	t.Run("qstat", func(t *testing.T) { clientCheck(t, "qstat", "front"); checkQstat(t, front.UDPAddr, shown) })
+	t.Run("gamedig_valve", func(t *testing.T) {
+		clientCheck(t, "gamedig_valve", "front")
+		checkGamedigValve(t, front.UDPAddr, shown)
+	})
+	t.Run("go_rumblefrog_go-a2s", func(t *testing.T) {
+		clientCheck(t, "go_rumblefrog_go-a2s", "front")
+		checkRumblefrog(t, front.UDPAddr, shown)
+	})
+	t.Run("go_woozymasta_a2s", func(t *testing.T) {
+		clientCheck(t, "go_woozymasta_a2s", "front")
+		checkWoozymasta(t, front.UDPAddr, shown)
+	})
 }
 
 // TestUpstreamGameSpy4Clients: the real GameSpy4 / Minecraft Query clients
@@ -71,11 +80,17 @@ func TestUpstreamGameSpy4Clients(t *testing.T) {
 	host, port := "127.0.0.1", front.UDPPort
 	shown := st
 
-	t.Run("qstat_gs4", func(t *testing.T) { gs4Qstat(t, front.UDPAddr, shown) })
-	t.Run("gamedig_gamespy3", func(t *testing.T) { gs4Gamedig(t, front.UDPAddr, shown) })
-	t.Run("npm_minecraft-server-util_queryFull", func(t *testing.T) { gs4McsuFull(t, host, port, shown) })
-	t.Run("go_minequery_full_strict", func(t *testing.T) { gs4MinequeryFull(t, host, port, shown) })
-	t.Run("go_mcutils_full", func(t *testing.T) { gs4McutilsFull(t, host, port, shown) })
+	t.Run("qstat_gs4", func(t *testing.T) { clientCheck(t, "qstat_gs4", "front"); gs4Qstat(t, front.UDPAddr, shown) })
+	t.Run("gamedig_gamespy3", func(t *testing.T) { clientCheck(t, "gamedig_gamespy3", "front"); gs4Gamedig(t, front.UDPAddr, shown) })
+	t.Run("npm_minecraft-server-util_queryFull", func(t *testing.T) {
+		clientCheck(t, "npm_minecraft-server-util_queryFull", "front")
+		gs4McsuFull(t, host, port, shown)
+	})
+	t.Run("go_minequery_full_strict", func(t *testing.T) {
+		clientCheck(t, "go_minequery_full_strict", "front")
+		gs4MinequeryFull(t, host, port, shown)
+	})
+	t.Run("go_mcutils_full", func(t *testing.T) { clientCheck(t, "go_mcutils_full", "front"); gs4McutilsFull(t, host, port, shown) })
 }
 
 // TestUpstreamQuake3Clients: qstat and gamedig ask Quake 3 of a queryd in
@@ -93,7 +108,10 @@ func TestUpstreamQuake3Clients(t *testing.T) {
 	back.Replace(t, st.Doc())
 	front := startFront(t, back, len(st.Players))
 
-	t.Run("qstat_q3s", func(t *testing.T) { q3Qstat(t, "-q3s", front.UDPAddr, st) })
-	t.Run("gamedig_quake3", func(t *testing.T) { q3Gamedig(t, "quake3", front.UDPAddr, st) })
+	t.Run("qstat_q3s", func(t *testing.T) { clientCheck(t, "qstat_q3s", "front"); q3Qstat(t, "-q3s", front.UDPAddr, st) })
+	t.Run("gamedig_quake3", func(t *testing.T) {
+		clientCheck(t, "gamedig_quake3", "front")
+		q3Gamedig(t, "quake3", front.UDPAddr, st)
+	})
 	t.Logf("front %s polls back %s every 500 ms", front.UDPAddr, back.UDPAddr)
 }

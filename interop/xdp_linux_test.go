@@ -27,9 +27,9 @@ import (
 var xdpUDP = netip.AddrPortFrom(netnstest.ServerAddr4, 27015)
 
 // TestXDPClients feeds the suite's states in turn to one daemon with A2S,
-// GameSpy4 and Quake 3 on and the fast path attached, and asks each through
-// every real client of its protocol from the client's namespace; each
-// client must see the fed state. queryd_xdp_requests_total and
+// GameSpy4, Quake 3, SQP and Bedrock on and the fast path attached, and
+// asks each through every real client of its protocol from the client's
+// namespace; each client must see the fed state. queryd_xdp_requests_total and
 // queryd_xdp_resize_failed_total show the program's part in each check:
 //
 //   - the rich A2S state: the program challenges and answers A2S_INFO for
@@ -43,8 +43,18 @@ var xdpUDP = netip.AddrPortFrom(netnstest.ServerAddr4, 27015)
 //     each frame a page): it passes those queries, counted as
 //     resize_failed, and the socket path answers;
 //   - smaller GameSpy4 and Quake 3 states whose replies fit: the program
-//     answers every client's stat and getstatus itself.
+//     answers every client's stat and getstatus itself;
+//   - SQP: the program makes sqpprobe's challenge and answers its query
+//     of the server info;
+//   - Bedrock: the program answers both clients' pings with the pong.
 func TestXDPClients(t *testing.T) {
+	for _, r := range xdpRounds() {
+		names := make([]string, len(r.checks))
+		for i, c := range r.checks {
+			names[i] = c.name
+		}
+		clientPlan(t, "xdp", names...)
+	}
 	n := netnstest.New(t)
 	d := StartDaemon(t, Options{
 		Netns:   n.ServerNS,
@@ -54,7 +64,9 @@ func TestXDPClients(t *testing.T) {
 			"gamespy4": {"hostport": gs4HostPort, "hostip": "127.0.0.1"},
 			// The two Quake 3 rounds send 11 requests from one address:
 			// more than the default burst of 10.
-			"quake3": {"gamename": "interop", "protocol": 84, "packet_burst": 30},
+			"quake3":  {"gamename": "interop", "protocol": 84, "packet_burst": 30},
+			"sqp":     {"game_type": sqpGameType},
+			"bedrock": {"ipv4_port": mbeIPv4Port, "ipv6_port": mbeIPv6Port},
 		},
 		Tables: map[string]map[string]any{"xdp": {"interfaces": []string{n.ServerIf}, "mode": "native"}},
 	})
@@ -64,11 +76,15 @@ func TestXDPClients(t *testing.T) {
 	}
 	probe := newXDPProbe(t, n)
 	for _, r := range xdpRounds() {
-		d.Replace(t, r.state.Doc())
-		r.wait(probe, t, r.state.Map)
+		doc, mark := r.state.Doc(), r.state.Map
+		if r.doc != nil {
+			doc, mark = r.doc, r.mark
+		}
+		d.Replace(t, doc)
+		r.wait(probe, t, mark)
 		before := xdpCounts(t, d, r.proto)
 		for _, c := range r.checks {
-			t.Run(r.name+"/"+c.name, func(t *testing.T) { c.run(t, d, n, r.proto, r.strict) })
+			t.Run(r.name+"/"+c.name, func(t *testing.T) { clientCheck(t, c.name, "xdp"); c.run(t, d, n, r.proto, r.strict) })
 		}
 		if got := xdpCounts(t, d, r.proto).sub(before); got.answered == 0 {
 			t.Errorf("%s: the program answered none of the clients' %s queries", r.name, r.proto)
@@ -83,6 +99,8 @@ type xdpRound struct {
 	wait        func(*xdpProbe, *testing.T, string)
 	strict      bool // every client must be answered by the program, no resize failing
 	checks      []xdpCheck
+	doc         map[string]any // fed instead of state's, when set
+	mark        string         // what wait looks for in a reply to doc
 }
 
 func xdpRounds() []xdpRound {
@@ -110,18 +128,37 @@ func xdpRounds() []xdpRound {
 		}
 	}
 	gs, gsSmall, q3, q3Small := gs4State(), gs4SmallState(), q3State(), q3SmallState()
+	sqp := sqpSmallState()
+	mbe := mbeState{name: "queryd XDP — Zoë's Bedrock", mapName: "Ελληνικά", version: "1.21.50", gamemode: "Créatif", players: 3, max: 20}
 	return []xdpRound{
-		{"a2s", "a2s", a2s, (*xdpProbe).waitA2S, true, []xdpCheck{
+		{name: "a2s", proto: "a2s", state: a2s, wait: (*xdpProbe).waitA2S, strict: true, checks: []xdpCheck{
 			{"qstat", func(t *testing.T) { checkQstat(t, addr, a2s) }},
 			{"gamedig_valve", func(t *testing.T) { checkGamedigValve(t, addr, a2s) }},
 			{"go_rumblefrog_go-a2s", func(t *testing.T) { checkRumblefrog(t, addr, a2s) }},
 			{"go_woozymasta_a2s", func(t *testing.T) { checkWoozymasta(t, addr, a2s) }},
 		}},
-		{"gamespy4", "gamespy4", gs, (*xdpProbe).waitGS4, false, gs4Checks(gs)},
-		{"gamespy4_small", "gamespy4", gsSmall, (*xdpProbe).waitGS4, true, gs4Checks(gsSmall)},
-		{"quake3", "quake3", q3, (*xdpProbe).waitQ3, false, q3Checks(q3)},
-		{"quake3_small", "quake3", q3Small, (*xdpProbe).waitQ3, true, q3Checks(q3Small)},
+		{name: "gamespy4", proto: "gamespy4", state: gs, wait: (*xdpProbe).waitGS4, strict: false, checks: gs4Checks(gs)},
+		{name: "gamespy4_small", proto: "gamespy4", state: gsSmall, wait: (*xdpProbe).waitGS4, strict: true, checks: gs4Checks(gsSmall)},
+		{name: "quake3", proto: "quake3", state: q3, wait: (*xdpProbe).waitQ3, strict: false, checks: q3Checks(q3)},
+		{name: "quake3_small", proto: "quake3", state: q3Small, wait: (*xdpProbe).waitQ3, strict: true, checks: q3Checks(q3Small)},
+		{name: "sqp", proto: "sqp", state: sqp, wait: (*xdpProbe).waitSQP, strict: true, checks: []xdpCheck{
+			{"sqpprobe", func(t *testing.T) {
+				checkSQPProbe(t, runSQPProbe(t, needSQPProbe(t), addr, sqpInfo), sqpInfo, sqp, port)
+			}},
+		}},
+		{name: "bedrock", proto: "bedrock", doc: mbe.doc(), mark: mbe.mapName, wait: (*xdpProbe).waitBedrock, strict: true, checks: []xdpCheck{
+			{"npm_minecraft-server-util_statusBedrock", func(t *testing.T) { mbeMcsu(t, host, port, mbeWant{mbe, 766}) }},
+			{"gamedig_mbe", func(t *testing.T) { mbeGamedig(t, addr, mbeWant{mbe, 766}) }},
+		}},
 	}
+}
+
+// sqpSmallState is the rich state with two players and two rules.
+func sqpSmallState() TestState {
+	s := RichState()
+	s.Players = s.Players[:2]
+	s.Rules = map[string]string{"mp_timelimit": "20", "sv_cheats": "0"}
+	return s
 }
 
 // gs4SmallState is gs4State with two players and a short name: its full
@@ -270,4 +307,24 @@ func (p *xdpProbe) waitGS4(t *testing.T, want string) {
 
 func (p *xdpProbe) waitQ3(t *testing.T, want string) {
 	p.until(t, "Quake 3 getinfo", want, func() []byte { return p.ask([]byte("\xFF\xFF\xFF\xFFgetinfo")) })
+}
+
+func (p *xdpProbe) waitSQP(t *testing.T, want string) {
+	p.until(t, "SQP server info", want, func() []byte {
+		ch := p.ask([]byte{0, 0, 0, 0, 0})
+		if len(ch) != 5 || ch[0] != 0 {
+			return nil
+		}
+		return p.ask(append(append([]byte{1}, ch[1:5]...), 0, 1, sqpInfo))
+	})
+}
+
+// bedrockPing is an unconnected ping: id 01, a time, the offline magic, a
+// client GUID.
+var bedrockPing = []byte("\x01\x00\x00\x00\x00\x00\x00\x00\x2a" +
+	"\x00\xff\xff\x00\xfe\xfe\xfe\xfe\xfd\xfd\xfd\xfd\x12\x34\x56\x78" +
+	"\x00\x00\x00\x00\x00\x00\x00\x07")
+
+func (p *xdpProbe) waitBedrock(t *testing.T, want string) {
+	p.until(t, "Bedrock pong", want, func() []byte { return p.ask(bedrockPing) })
 }

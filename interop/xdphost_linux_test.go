@@ -22,6 +22,7 @@ import (
 // queryd_xdp_requests_total{server=NAME} answered and challenged grow:
 // the token it checked is the one it issued for that client).
 func TestXDPHost(t *testing.T) {
+	clientPlan(t, "host", "go_rumblefrog_go-a2s")
 	n := netnstest.New(t)
 	d, dir := startXDPHost(t, n)
 	addrs := map[string]string{"main": xdpUDP.String()}
@@ -49,6 +50,7 @@ func TestXDPHost(t *testing.T) {
 	}
 	for name, addr := range addrs {
 		t.Run(name, func(t *testing.T) {
+			clientCheck(t, "go_rumblefrog_go-a2s", "host")
 			metric := func(outcome string) float64 {
 				return d.Metric(t, fmt.Sprintf(`queryd_xdp_requests_total{outcome=%q,protocol="a2s",server=%q}`, outcome, name))
 			}

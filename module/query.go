@@ -49,6 +49,11 @@ type Probe struct {
 	Reply func(p []byte) bool
 	// Challenge reports whether that reply is a challenge, not an answer.
 	Challenge func(p []byte) bool
+	// Rate says, for people, how many requests a second servers of this
+	// protocol answer each source ("" when they set no such limit): a
+	// script polling faster meets it, and `queryd query` says so when a
+	// query goes unanswered.
+	Rate string
 }
 
 // BadAnswer is implemented by every client's error for a reply it cannot

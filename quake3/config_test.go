@@ -124,7 +124,7 @@ func TestSectionErrors(t *testing.T) {
 		{"[quake3]\nbogus = 1", "quake3.bogus", "unknown key"},
 		{"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = \"m:1\"\nheartbeat = \"A\"\nfoo = 1", "quake3.masters[0].foo", "unknown key"},
 		{"[relay]\nupstream = \"x:1\"\n[[quake3.masters]]\naddress = 27950\nheartbeat = \"A\"", "quake3.masters[0].address", "want a string, got an integer"},
-		{"[quake3.info]\nk = 5", "quake3.info.k", "want a string, got an integer (line 2)"},
+		{"[quake3.info]\nk = 5", "quake3.info.k", "want a string, got an integer"},
 		{"[quake3]\ninfo = 5", "quake3.info", "want a table, got an integer"},
 		{"[quake3]\nmasters = 5", "quake3.masters", "want an array of tables, got an integer"},
 	}
@@ -159,7 +159,7 @@ func TestSectionLimits(t *testing.T) {
 		b.WriteString("k" + strings.Repeat("x", i) + " = \"v\"\n")
 	}
 	_, _, err := parseQuake3(b.String())
-	want := "quake3.info: at most 32 keys, got 33\nquake3.masters: at most 16 masters, got 17"
+	want := "quake3.info: at most 32 keys, got 33 (line 54)\nquake3.masters: at most 16 masters, got 17 (line 3)"
 	if err == nil || err.Error() != want {
 		t.Errorf("%v; want\n%s", err, want)
 	}

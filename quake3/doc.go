@@ -105,10 +105,13 @@
 // quake3.packet_rate per second after a burst of packet_burst: by default
 // ioquake3's own limit (SVC_RateLimitAddress), a burst of 10 then 1 a second
 // per IPv4 address or IPv6 /64. packet_rate = 0 turns it off. Requests over
-// the rate count as rate_limited. Quake 3's replies are the largest an
-// unproven source can draw: up to 16,245 bytes (1,250 times a 13-byte
-// getstatus) with a full state; hostile/README.md ("Amplification by state") gives
-// every protocol's reply as a function of the state.
+// the rate count as rate_limited. A script polling in a loop meets it
+// first (a query is getinfo and getstatus): `queryd query` says so
+// (module.Probe.Rate) when a Quake 3 query goes unanswered. Quake 3's
+// replies are the largest an unproven source can draw: up to 16,245 bytes
+// (1,250 times a 13-byte getstatus) with a full state; hostile/README.md
+// ("Amplification by state") gives every protocol's reply at three
+// states, hostile/amplification_test.go the formulas.
 //
 // # What relay mode passes: the stock server's global bucket
 //

@@ -2,6 +2,7 @@ package quake3
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync/atomic"
 
@@ -115,8 +116,13 @@ func (Module) Probe() module.Probe {
 		Request:   []byte("\xFF\xFF\xFF\xFFgetinfo queryd-probe"),
 		Reply:     func(p []byte) bool { return len(p) >= 16 && string(p[:16]) == "\xFF\xFF\xFF\xFFinfoResponse" },
 		Challenge: func([]byte) bool { return false },
+		Rate:      probeRate,
 	}
 }
+
+// probeRate is the packet rate in words, for a script that polls too fast.
+var probeRate = fmt.Sprintf("Quake 3 servers (ioquake3; queryd by default) answer an address %d requests at once, then %g a second, "+
+	"and a query takes 2 or 3: poll every few seconds ([quake3] packet_rate)", DefaultPacketBurst, DefaultPacketRate)
 
 // Query asks addr getinfo and getstatus; each request may take opts.Steps
 // (else the context's deadline).

@@ -41,14 +41,14 @@ func TestSectionErrors(t *testing.T) {
 	if !errors.As(err, &errs) {
 		t.Fatalf("want config errors, got %v", err)
 	}
-	want := "sqp.game_port: want 0 to 65535, got 65536\nsqp.game_type: too long: 256 bytes, at most 255"
+	want := "sqp.game_port: want 0 to 65535, got 65536 (line 3)\nsqp.game_type: too long: 256 bytes, at most 255 (line 2)"
 	if err.Error() != want {
 		t.Fatalf("errors\n%v\nwant\n%s", err, want)
 	}
 	for bad, wantErr := range map[string]string{
-		`game_port = -1`:  "sqp.game_port: want 0 to 65535, got -1",
+		`game_port = -1`:  "sqp.game_port: want 0 to 65535, got -1 (line 2)",
 		`enabled = "yes"`: "sqp.enabled: want a boolean, got a string (line 2)",
-		`nope = 1`:        "sqp.nope: unknown key",
+		`nope = 1`:        "sqp.nope: unknown key (line 2)",
 	} {
 		if _, _, err := parseSQP("[sqp]\n" + bad + "\n"); err == nil || err.Error() != wantErr {
 			t.Errorf("%s: %v; want %s", bad, err, wantErr)

@@ -3,7 +3,7 @@
 // depends on the one before, so neither the prefetcher nor out-of-order
 // execution hides it). It says what a cache line costs when it is no
 // longer in the caches: the figure behind the per-server state's cost in
-// bench/README.md ("The spread, measured again").
+// bench/README.md ("Host mode").
 //
 //	go run ./bench/memlat                 # 32 KiB to 128 MiB, four times larger each step
 //	go run ./bench/memlat -loads 5000000  # fewer loads per size

@@ -46,6 +46,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	if c != nil { // else nothing decoded (a limit, a syntax error at a key): errs say why
 		errs, warnings = checkFurther(c, errs, warnings, *local, stderr)
+		c.Locate(errs)
 	}
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })

@@ -60,6 +60,7 @@ func checkHost(h *config.Host, warnings []string, err error, local bool, stdout,
 	}
 	if local {
 		l := checkHostLocal(h.Main, mainErrs, running)
+		h.Main.Locate(l.errs)
 		f.addErrs(h.Path, l.errs)
 		for _, w := range l.warnings {
 			f.warnings = append(f.warnings, h.Path+": "+w)
@@ -83,6 +84,7 @@ func (f *hostFindings) checkServer(s config.HostServer, local bool) (running boo
 	}
 	warnings = append(warnings, checkDescriptors(s.Config, errs)...)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
+	s.Config.Locate(errs)
 	f.addErrs(s.Path, errs)
 	for _, w := range warnings {
 		f.warnings = append(f.warnings, s.Path+": "+w)

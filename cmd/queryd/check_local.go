@@ -113,7 +113,8 @@ func (l *localFindings) checkSocket(c *config.Config, add func(key, format strin
 	dir := filepath.Dir(c.Feed.Socket)
 	switch fi, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist) && isRuntimeDir(dir):
-		l.warnings = append(l.warnings, fmt.Sprintf("feed.socket: the folder %s does not exist (yet): systemd's RuntimeDirectory= makes it at start; without it queryd cannot start", dir))
+		l.warnings = append(l.warnings, fmt.Sprintf("feed.socket: the folder %s does not exist here (yet): systemd's RuntimeDirectory= makes it at start, "+
+			"a container has it from its image or a volume; without it queryd cannot start", dir))
 		return false
 	case errors.Is(err, fs.ErrNotExist):
 		add("feed.socket", "the folder %s does not exist: queryd cannot create the socket there (make the folder, or leave socket empty for a private one)", dir)

@@ -124,7 +124,7 @@ func TestCheckLocal(t *testing.T) {
 		{"socket a regular file", "[listen]\nudp = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"\"\n[feed]\nsocket = \"" + filepath.Join(dir, "check.toml") + "\"\n", 1,
 			"a regular file is in the way"},
 		{"a /run folder", "[listen]\nudp = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"\"\n[feed]\nsocket = \"/run/queryd-check-test-nosuch/feed.sock\"\n", 0,
-			"warning: feed.socket: the folder /run/queryd-check-test-nosuch does not exist (yet): systemd's RuntimeDirectory= makes it"},
+			"warning: feed.socket: the folder /run/queryd-check-test-nosuch does not exist here (yet): systemd's RuntimeDirectory= makes it at start, a container has it"},
 		{"xdp interface missing", loopbackConfig(dir, free, free) + "[xdp]\ninterfaces = [\"nosuchif0\"]\n", 0,
 			"warning: xdp.interfaces[0]: no interface \"nosuchif0\" on this host: queryd starts without the XDP fast path"},
 		{"errors and findings at once", loopbackConfig(dir, held, free) + "[limits]\nper_ip_rat = 1\n", 1, "2 error(s)"},

@@ -117,6 +117,12 @@ func TestDeployConfigs(t *testing.T) {
 			t.Errorf("queryd check %s: %s", p, errOut)
 			continue
 		}
+		// The container's files warn of nothing: their admin address is
+		// the container's own network (it warned "keep it on 127.0.0.1 and
+		// reach it through an SSH tunnel" at every image build and start).
+		if strings.HasPrefix(p, "deploy/") && errOut != "" {
+			t.Errorf("queryd check %s warns of what does not apply in a container:\n%s", p, errOut)
+		}
 		c, err := config.Load("../../"+p, configModules()...)
 		if err != nil {
 			t.Errorf("%s: %v", p, err)

@@ -41,7 +41,9 @@ Usage:
   queryd [run] [-config FILE]         run the daemon (the embedded demo config without -config)
   queryd query [-proto P] [-timeout D] [-json|-table] [-logo FILE] HOST:PORT
                                       ask a server; P is ` + strings.Join(protoNames(), ", ") + ` or auto
-  queryd push [-socket PATH] [FILE|-] send feed messages (NDJSON), print each reply
+  queryd push [-socket PATH | -config FILE [-server NAME]] [FILE|-]
+                                      send feed messages (NDJSON), print each reply; the
+                                      socket of the config's server (the demo's without -config)
   queryd check [-local=false] [-config] FILE
                                       validate a config (and what its start needs of this host),
                                       print every error with its key and the warnings

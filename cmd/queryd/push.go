@@ -9,23 +9,33 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/nearest"
 )
 
 // cmdPush sends NDJSON feed messages from a file or stdin and prints each reply.
 func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("push", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def, _ := config.Parse(config.Default, configModules()...)
-	socket := fs.String("socket", def.FeedSocket(), "feed socket path")
+	socket := fs.String("socket", "", "feed socket path (default: the demo config's, or -config's)")
+	path := fs.String("config", "", "find the socket in this config file (the daemon's)")
+	server := fs.String("server", "", "with -config: the server whose socket to use (host mode)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 1 {
-		fmt.Fprintln(stderr, "usage: queryd push [-socket PATH] [FILE|-]")
+	if fs.NArg() > 1 || (*socket != "" && *path != "") || (*server != "" && *path == "") {
+		fmt.Fprintln(stderr, "usage: queryd push [-socket PATH | -config FILE [-server NAME]] [FILE|-]")
 		return 2
+	}
+	if *socket == "" {
+		var err error
+		if *socket, err = pushSocket(*path, *server); err != nil {
+			fmt.Fprintln(stderr, "push:", err)
+			return 1
+		}
 	}
 	in := stdin
 	if name := fs.Arg(0); name != "" && name != "-" {
@@ -67,6 +77,40 @@ func cmdPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// pushSocket finds the feed socket of a server as the daemon does: the
+// demo config's without path, else that of the server named server in the
+// config at path ([feed] socket, or the default in $XDG_RUNTIME_DIR/queryd
+// or <tmp>/queryd-<uid>, NAME.sock for an included server). server may be
+// left out when the config has one server.
+func pushSocket(path, server string) (string, error) {
+	if path == "" {
+		def, err := config.Parse(config.Default, configModules()...)
+		if err != nil {
+			return "", err
+		}
+		return def.FeedSocket(), nil
+	}
+	h, err := config.LoadHost(path, configModules()...)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(h.Servers))
+	for i, s := range h.Servers {
+		names[i] = s.Name
+	}
+	switch {
+	case len(h.Servers) == 0:
+		return "", fmt.Errorf("%s has no server (no server file yet)", path)
+	case server == "" && len(h.Servers) == 1:
+		return h.Servers[0].Config.FeedSocket(), nil
+	case server == "":
+		return "", fmt.Errorf("%s has %d servers (%s): name one with -server", path, len(names), strings.Join(names, ", "))
+	case h.Server(server) == nil:
+		return "", fmt.Errorf("%s has no server %q (it has %s)%s", path, server, strings.Join(names, ", "), nearest.Hint(server, names))
+	}
+	return h.Server(server).Config.FeedSocket(), nil
 }
 
 func replyLine(r feed.Reply) string {

@@ -124,6 +124,7 @@ type queryResult struct {
 	answer module.Answer // what the protocol's query returned
 	err    error         // the query's error
 	probe  probeResult   // the single-request probe (round trip, or the diagnosis)
+	rate   string        // the protocol's per-source rate in words (module.Probe.Rate)
 }
 
 // queryAll asks every named protocol at once. With rtt, a protocol that
@@ -158,7 +159,7 @@ func queryOne(addr, name string, q queryOpts, rtt bool) queryResult {
 	share := time.Duration(float64(q.timeout) * queryShare)
 	grace := (q.timeout - share) / 4
 	opts := module.QueryOptions{Logo: q.logo, Notes: q.notes, Steps: share / 2}
-	r := queryResult{proto: name}
+	r := queryResult{proto: name, rate: m.Probe().Rate}
 	r.answer, r.err = timed(m, addr, opts, share, share+grace)
 	if (r.err != nil && !diagnosed(r.err)) || (r.err == nil && rtt) {
 		r.probe = probe(m.Probe(), addr, time.Until(deadline))

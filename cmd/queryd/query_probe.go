@@ -100,11 +100,31 @@ func (r queryResult) failure() string {
 	case isOnlyChallenges(err):
 		return fmt.Sprintf(challenges, why)
 	case partial(err):
-		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (queryd's [limits] per-IP byte budget, or a protocol's per-source packet rate), else packets lost [%s]", why)
+		return fmt.Sprintf("answered the first request, then went silent: probably rate limited (%s), else packets lost [%s]", r.rateLimits(), why)
 	case p.replied && p.challenge:
 		return fmt.Sprintf(challenges, why)
 	case p.replied:
-		return fmt.Sprintf("answers a single request but not the whole query: probably rate limited, else packets lost [%s]", why)
+		return fmt.Sprintf("answers a single request but not the whole query: probably rate limited (%s), else packets lost [%s]", r.rateLimits(), why)
 	}
-	return fmt.Sprintf("no answer: nothing came back (wrong host or port, a firewall dropping UDP, the protocol not enabled on the server, or queryd silent: its feed or [upstream] game server went quiet, or its Agones GameServer is not Ready) [%s]", why)
+	rate := ""
+	if r.rate != "" {
+		rate = ", or too many requests from this address: " + r.rate
+	}
+	return fmt.Sprintf("no answer: nothing came back (wrong host or port, a firewall dropping UDP, the protocol not enabled on the server, or queryd silent: its feed or [upstream] game server went quiet, or its Agones GameServer is not Ready%s) [%s]", rate, why)
+}
+
+// rateLimits names the rate limits a query may have run into: the
+// protocol's per-source rate when it has one, else queryd's.
+func (r queryResult) rateLimits() string {
+	if r.rate != "" {
+		return r.rate
+	}
+	return "queryd's [limits] per-IP byte budget, or a protocol's per-source packet rate"
+}
+
+// unanswered reports whether nothing at all came back: the query timed out
+// and its probe got no reply (nor "port unreachable").
+func (r queryResult) unanswered() bool {
+	return r.err != nil && isTimeout(r.err) && !isRefused(r.err) && !partial(r.err) && !isOnlyChallenges(r.err) &&
+		!r.probe.replied && !r.probe.refused
 }

@@ -49,6 +49,19 @@ func printTable(w io.Writer, results []queryResult) int {
 			answered = append(answered, row)
 		}
 	}
+	if len(answered) > 0 { // the server is there: a protocol that says nothing at all is most likely off
+		failed = failed[:0]
+		for _, r := range results {
+			if r.err == nil {
+				continue
+			}
+			row := r.row()
+			if r.unanswered() {
+				row.Error = offLine(r)
+			}
+			failed = append(failed, row)
+		}
+	}
 	if len(answered) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "PROTOCOL\tNAME\tMAP\tPLAYERS\tROUND TRIP")
@@ -67,6 +80,30 @@ func printTable(w io.Writer, results []queryResult) int {
 		return 1
 	}
 	return 0
+}
+
+// offLine is the one line -table prints for a protocol that sent nothing
+// back while others answered from the same address: most likely it is
+// off there (SQP and Bedrock are off in queryd unless enabled).
+func offLine(r queryResult) string {
+	why := "off there?"
+	if m := moduleNamed(r.proto); m != nil && !m.NewSection().On() {
+		why = fmt.Sprintf("off by default? [%s] enabled = true turns it on", r.proto)
+	}
+	if r.rate != "" {
+		why += "; or too many requests from here: " + r.rate
+	}
+	return "no answer (" + why + ")"
+}
+
+// moduleNamed returns the registration list's module called name, or nil.
+func moduleNamed(name string) protocolModule {
+	for _, m := range modules {
+		if m.Name() == name {
+			return m
+		}
+	}
+	return nil
 }
 
 // cell makes text fit a table cell: one line, at most 40 characters.

@@ -119,10 +119,22 @@ func loadHost(path string) (*config.Host, error) {
 	return config.LoadHost(path, configModules()...)
 }
 
+// newLogger makes the daemon's logger: text or JSON on w at c's level.
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.Level}
 	if c.Format == config.LogJSON {
+		opts.ReplaceAttr = durationText
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationText writes a duration in JSON logs as the text handler and the
+// config write it ("1m30s"), not as slog's JSON default, an integer of
+// nanoseconds ("stale_after":60000000000).
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
