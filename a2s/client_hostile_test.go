@@ -15,32 +15,11 @@ import (
 // Malicious or confused A2S servers on loopback: every call ends by its
 // timeout with the error that names what the server did.
 
-const hostileTimeout = 500 * time.Millisecond
-
 func hostileClient(t *testing.T, addr string) *Client {
 	t.Helper()
-	c, err := Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.Timeout = hostileTimeout
+	c := udptest.Dial(t, Dial, addr)
+	c.Timeout = udptest.HostileTimeout
 	return c
-}
-
-func inTime(t *testing.T, start time.Time) {
-	t.Helper()
-	if took := time.Since(start); took > hostileTimeout+300*time.Millisecond {
-		t.Fatalf("the call took %s with a timeout of %s", took, hostileTimeout)
-	}
-}
-
-func wantBadAnswer(t *testing.T, err error, what string) {
-	t.Helper()
-	var bad *BadAnswerError
-	if !errors.As(err, &bad) || !strings.Contains(bad.What, what) {
-		t.Fatalf("err %v; want a BadAnswerError saying %q", err, what)
-	}
 }
 
 // bigInfo is an A2S_INFO reply too long for one packet (a 1,500-byte name).
@@ -113,8 +92,8 @@ func TestClientFragmentFlood(t *testing.T) {
 	})
 	start := time.Now()
 	_, err := hostileClient(t, addr).Info()
-	inTime(t, start)
-	wantBadAnswer(t, err, "incomplete split reply")
+	udptest.InTime(t, start)
+	udptest.WantBadAnswer(t, err, "incomplete split reply")
 }
 
 // The bounds hold whatever the fragments: ids, counts and sizes.
@@ -166,8 +145,8 @@ func TestClientBadReplies(t *testing.T) {
 			addr := udptest.Answer(t, func([]byte) [][]byte { return [][]byte{c.reply} })
 			start := time.Now()
 			_, err := hostileClient(t, addr).Players()
-			inTime(t, start)
-			wantBadAnswer(t, err, c.want)
+			udptest.InTime(t, start)
+			udptest.WantBadAnswer(t, err, c.want)
 		})
 	}
 }

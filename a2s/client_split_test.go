@@ -149,7 +149,7 @@ func TestSplitCompressedRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := reassemble(c.frags)
-			wantBadAnswer(t, err, c.want)
+			udptest.WantBadAnswer(t, err, c.want)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package agones
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/state"
 )
 
@@ -24,7 +24,7 @@ type harness struct {
 
 	mu      sync.Mutex
 	changes []time.Time // when each document or class change happened
-	logs    *syncBuffer
+	logs    *testkit.Buffer
 }
 
 // watch starts a watcher of sdk with cfg's other settings (nil: the
@@ -39,7 +39,7 @@ func watch(t *testing.T, sdk string, cfg *Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: store, reg: prometheus.NewRegistry(), cfg: cfg, logs: &syncBuffer{}}
+	h := &harness{t: t, store: store, reg: prometheus.NewRegistry(), cfg: cfg, logs: &testkit.Buffer{}}
 	h.w, err = New(cfg, Options{
 		Publish: func(doc map[string]any) error {
 			_, err := store.SetUpstream(doc)
@@ -129,24 +129,6 @@ func (h *harness) metric(name string, labels ...string) float64 {
 		}
 	}
 	return 0
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // names returns the snapshot's player names in order.

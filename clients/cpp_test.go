@@ -14,19 +14,28 @@ import (
 // scenario (its state over A2S and SAGL, pings, a queryd restart under it)
 // over the feed socket, and the g++ build once more over the HTTP feed.
 func TestCppClient(t *testing.T) {
+	t.Parallel()
 	for _, cxx := range []string{"g++", "clang++"} {
 		t.Run(cxx, func(t *testing.T) {
+			t.Parallel()
 			compiler := need(t, cxx, "the C++ client built with "+cxx)
 			bin := filepath.Join(t.TempDir(), "example")
 			run(t, "cpp", compiler, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "example.cpp")
-			scenario(t, newDaemon(t), exec.Command(bin), false)
+			t.Run("socket", func(t *testing.T) {
+				t.Parallel()
+				scenario(t, newDaemon(t), exec.Command(bin), false)
+			})
 			if cxx == "g++" {
 				t.Run("http", func(t *testing.T) {
+					t.Parallel()
 					cmd := exec.Command(bin)
 					cmd.Env = []string{"QUERYD_FEED_SOCKET="} // the HTTP feed only
 					scenario(t, newDaemon(t), cmd, true)
 				})
-				t.Run("http-wrong-token", func(t *testing.T) { cppWrongToken(t, bin) })
+				t.Run("http-wrong-token", func(t *testing.T) {
+					t.Parallel()
+					cppWrongToken(t, bin)
+				})
 			}
 		})
 	}
@@ -37,6 +46,7 @@ func TestCppClient(t *testing.T) {
 // newest state (tick 10) in at most 2 changes (the patch in flight, then
 // one replace of the whole newest state), not 10.
 func TestCppQueue(t *testing.T) {
+	t.Parallel()
 	gxx := need(t, "g++", "the C++ client's queue")
 	bin := filepath.Join(t.TempDir(), "queue_test")
 	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "queue_test.cpp")
@@ -48,7 +58,7 @@ func TestCppQueue(t *testing.T) {
 // retries with backoff (a few times in 3 s, not in a tight loop).
 func cppWrongToken(t *testing.T, bin string) {
 	d := newDaemon(t)
-	d.start(t)
+	d.Start(t)
 	cmd := exec.Command(bin)
 	cmd.Env = []string{"QUERYD_FEED_SOCKET=", "QUERYD_FEED_TOKEN=not-the-token-at-all"}
 	c := startClient(t, cmd, d.env())
@@ -72,7 +82,7 @@ func cppWrongToken(t *testing.T, bin string) {
 		t.Errorf("queryd serves the client's state although its token was wrong: %v", s)
 	}
 	if ok := d.httpAnswers(t); ok != 0 {
-		t.Errorf("the HTTP feed answered %d requests with 200 for a wrong token", ok)
+		t.Errorf("the HTTP feed answered %.0f requests with 200 for a wrong token", ok)
 	}
 }
 
@@ -87,10 +97,11 @@ const mingwCxx = "x86_64-w64-mingw32-g++-posix"
 // each result is an x86-64 PE executable whose socket calls (AF_UNIX and
 // the HTTP feed's TCP) come from Winsock (ws2_32.dll). It is compiled, not run (no Windows, no wine).
 func TestCppWindows(t *testing.T) {
+	t.Parallel()
 	cxx := need(t, mingwCxx, "the C++ client's Windows (Winsock AF_UNIX) build")
 	for _, src := range []string{"example.cpp", "queue_test.cpp"} {
 		for _, afunix := range []string{"afunix.h", "vendored"} {
-			t.Run(src+"/"+afunix, func(t *testing.T) {
+			t.Run(src+"/"+afunix, func(t *testing.T) { // one compile at a time: they take the CPU the scenarios' timings need
 				exe := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".cpp")+".exe")
 				args := []string{"-std=c++17", "-Wall", "-Wextra", "-Werror", "-static", "-o", exe, src, "-lws2_32"}
 				if afunix == "vendored" {
@@ -136,13 +147,16 @@ func checkWinsockExe(t *testing.T, exe string) {
 // feed: a queryd restart, a rejected patch then a restart, a rejected
 // patch before queryd runs.
 func TestCppRecover(t *testing.T) {
+	t.Parallel()
 	gxx := need(t, "g++", "the C++ client's recovery")
 	bin := filepath.Join(t.TempDir(), "recover_test")
 	run(t, "cpp", gxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", bin, "recover_test.cpp")
 	t.Run("socket", func(t *testing.T) {
+		t.Parallel()
 		recoverRows(t, processRecover(func() *exec.Cmd { return exec.Command(bin) }))
 	})
 	t.Run("http", func(t *testing.T) {
+		t.Parallel()
 		recoverRows(t, processRecover(func() *exec.Cmd {
 			cmd := exec.Command(bin)
 			cmd.Env = []string{"QUERYD_FEED_SOCKET="} // the HTTP feed only

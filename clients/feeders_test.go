@@ -10,6 +10,7 @@ import (
 // examples/node/recover_test.mjs on node over the feed socket, through the
 // recover rows (see recoverRows).
 func TestNodeRecover(t *testing.T) {
+	t.Parallel()
 	node := need(t, "node", "the Node.js feeder's recovery")
 	script, err := filepath.Abs("../examples/node/recover_test.mjs")
 	if err != nil {
@@ -22,6 +23,7 @@ func TestNodeRecover(t *testing.T) {
 // examples/python/recover_test.py on python3 over the feed socket, through
 // the recover rows (see recoverRows).
 func TestPythonRecover(t *testing.T) {
+	t.Parallel()
 	py := need(t, "python3", "the Python feeder's recovery")
 	script, err := filepath.Abs("../examples/python/recover_test.py")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // feed with HTTPClient) through the scenario: its state over A2S and SAGL,
 // pings, a queryd restart under it.
 func TestGodotClient(t *testing.T) {
+	t.Parallel()
 	godot := need(t, "godot3-server", "the Godot client (Debian: godot3-server)")
 	cmd := exec.Command(godot, "--path", "godot", "-s", "example/main.gd")
 	cmd.Env = []string{"HOME=" + t.TempDir()} // Godot's user data folder
@@ -21,6 +22,7 @@ func TestGodotClient(t *testing.T) {
 // TestGodotQueue: example/queue_test.gd through the queue scenario (see
 // TestCppQueue) on godot3-server over the HTTP feed.
 func TestGodotQueue(t *testing.T) {
+	t.Parallel()
 	godot := need(t, "godot3-server", "the Godot client's queue (Debian: godot3-server)")
 	cmd := exec.Command(godot, "--path", "godot", "-s", "example/queue_test.gd")
 	home := t.TempDir()
@@ -32,6 +34,7 @@ func TestGodotQueue(t *testing.T) {
 // feed through the recover rows (see recoverRows): a queryd restart, a
 // rejected patch then a restart, a rejected patch before queryd runs.
 func TestGodotRecover(t *testing.T) {
+	t.Parallel()
 	godot := need(t, "godot3-server", "the Godot client's recovery (Debian: godot3-server)")
 	recoverRows(t, processRecover(func() *exec.Cmd {
 		cmd := exec.Command(godot, "--path", "godot", "-s", "example/recover_test.gd")
@@ -45,6 +48,7 @@ func TestGodotRecover(t *testing.T) {
 // SceneTree's _idle returns: it ran until killed before), with no queryd to
 // feed.
 func TestGodotExampleExits(t *testing.T) {
+	t.Parallel()
 	godot := need(t, "godot3-server", "the Godot example's exit (Debian: godot3-server)")
 	d := newDaemon(t) // never started: only its addresses
 	cmd := exec.Command(godot, "--path", "godot", "-s", "example/main.gd")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestGoRecover: feed.Client (NewClient, over the feed socket) through the
@@ -16,6 +17,10 @@ import (
 // queryd restart, a rejected patch then a restart, a rejected patch before
 // queryd runs.
 func TestGoRecover(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("feed.Client through three queryd restarts: -short")
+	}
 	recoverRows(t, recoverGo)
 }
 
@@ -32,7 +37,7 @@ func recoverGo(t *testing.T, env []string) *client {
 		}
 		return def
 	}
-	c := &client{out: &lockedBuffer{}, done: make(chan struct{})}
+	c := &client{out: &testkit.Buffer{}, done: make(chan struct{})}
 	say := func(format string, args ...any) { fmt.Fprintf(c.out, format+"\n", args...) }
 	fc := feed.NewClient(get("QUERYD_FEED_SOCKET", ""))
 	fc.OnRejected = func(r *feed.Rejection) { say("rejected %s: %s", r.Op, r.Err.Msg) }

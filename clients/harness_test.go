@@ -7,26 +7,25 @@
 // recover rows (a rejected patch never sticks) for every client, the
 // examples/ feeders and feed.Client included. A test skips, saying
 // which tool is missing, when the compiler or engine is not installed
-// (.ci/run installs them).
+// (.ci/run installs them), and under -short. The tests mostly wait, so they
+// run 4 at a time (t.Parallel), each against its own queryd.
 package clients_test
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/sagl"
 )
 
@@ -62,7 +61,7 @@ func (s served) fed() bool {
 // ask queries queryd over A2S and SAGL.
 func (d *daemon) ask() (served, error) {
 	var s served
-	ac, err := a2s.Dial(d.udp)
+	ac, err := a2s.Dial(d.UDPAddr)
 	if err != nil {
 		return s, err
 	}
@@ -89,7 +88,7 @@ func (d *daemon) ask() (served, error) {
 			s.motd = r[1]
 		}
 	}
-	sc, err := sagl.Dial(d.udp)
+	sc, err := sagl.Dial(d.UDPAddr)
 	if err != nil {
 		return s, err
 	}
@@ -124,20 +123,20 @@ func (d *daemon) waitFed(t *testing.T, c *client, what string, limit time.Durati
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s: queryd does not answer the client's state within %v: %v (%v)\nclient output:\n%s\nqueryd log:\n%s", what, limit, last, lastErr, c.out, d.log)
+	t.Fatalf("%s: queryd does not answer the client's state within %v: %v (%v)\nclient output:\n%s\nqueryd log:\n%s", what, limit, last, lastErr, c.out, d.Output())
 	return 0
 }
 
 // client is a running client example.
 type client struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *testkit.Buffer
 	done chan struct{}
 }
 
 func startClient(t *testing.T, cmd *exec.Cmd, env []string) *client {
 	t.Helper()
-	c := &client{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
+	c := &client{cmd: cmd, out: &testkit.Buffer{}, done: make(chan struct{})}
 	cmd.Env = append(append(os.Environ(), env...), cmd.Env...) // the test's own entries win
 	cmd.Stdout, cmd.Stderr = c.out, c.out
 	if err := cmd.Start(); err != nil {
@@ -171,7 +170,7 @@ var slowestCall = regexp.MustCompile(`slowest call: (\d+) us`)
 // taking long in the frame loop.
 func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 	t.Helper()
-	d.start(t)
+	d.Start(t)
 	c := startClient(t, cmd, d.env())
 	took := d.waitFed(t, c, "first feed", 60*time.Second)
 	t.Logf("state answered over A2S and SAGL %v after the client started", took.Round(time.Millisecond))
@@ -181,19 +180,19 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 		t.Fatalf("6 s after the state (stale_after 4 s) queryd does not answer it: %v %v (does the client ping?)\nclient output:\n%s", s, err, c.out)
 	}
 
-	d.stop()
+	d.Stop()
 	time.Sleep(1500 * time.Millisecond) // the client finds queryd gone and backs off
-	d.start(t)
+	d.Start(t)
 	took = d.waitFed(t, c, "after queryd restarted", 30*time.Second)
 	t.Logf("after queryd restarted, the client's state answered again %v after the start", took.Round(time.Millisecond))
 
 	// queryd frozen (SIGSTOP): connections accept, but nothing answers. The
 	// game's frame loop must go on (it prints a line every 30 frames).
 	before := strings.Count(c.out.String(), "slowest call")
-	d.cmd.Process.Signal(syscall.SIGSTOP)
+	d.Signal(t, syscall.SIGSTOP)
 	time.Sleep(3 * time.Second)
 	during := strings.Count(c.out.String(), "slowest call") - before
-	d.cmd.Process.Signal(syscall.SIGCONT)
+	d.Signal(t, syscall.SIGCONT)
 	if during < 1 {
 		t.Errorf("the client's frame loop printed nothing in the 3 s queryd was frozen: its feed calls block\n%s", c.out)
 	}
@@ -203,7 +202,7 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 		t.Fatalf("the client exited:\n%s", c.out)
 	}
 	if n := d.httpAnswers(t); overHTTP != (n > 0) {
-		t.Errorf("the HTTP feed answered %d requests since the restart; the client should feed over %s", n, map[bool]string{true: "HTTP", false: "the socket"}[overHTTP])
+		t.Errorf("the HTTP feed answered %.0f requests since the restart; the client should feed over %s", n, map[bool]string{true: "HTTP", false: "the socket"}[overHTTP])
 	}
 	out := c.out.String()
 	if !strings.Contains(out, "feed error:") {
@@ -223,9 +222,13 @@ func scenario(t *testing.T, d *daemon, cmd *exec.Cmd, overHTTP bool) {
 	}
 }
 
-// need returns the path of tool, or skips the test naming it.
+// need returns the path of tool, or skips the test naming it; under
+// -short it skips (every client test runs for many seconds).
 func need(t *testing.T, tool, why string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s: a real client for many seconds: -short", why)
+	}
 	p, err := exec.LookPath(tool)
 	if err != nil && os.Getenv("QUERYD_REQUIRE_CLIENT_TOOLS") != "" {
 		t.Fatalf("%s is not installed, and QUERYD_REQUIRE_CLIENT_TOOLS (.ci/run) requires it: %s", tool, why)
@@ -247,41 +250,3 @@ func run(t *testing.T, dir string, name string, args ...string) {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 }
-
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	if network == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-var _ io.Writer = (*lockedBuffer)(nil)

@@ -23,7 +23,7 @@ import (
 // queue's 2, the rest folded into them.
 func queueScenario(t *testing.T, d *daemon, cmd *exec.Cmd, goFile string) {
 	t.Helper()
-	d.start(t)
+	d.Start(t)
 	cmd.Env = append(append(os.Environ(), d.env()...), cmd.Env...)
 	if goFile != "" {
 		cmd.Env = append(cmd.Env, "QUERYD_QUEUE_GO_FILE="+goFile)
@@ -47,8 +47,8 @@ func queueScenario(t *testing.T, d *daemon, cmd *exec.Cmd, goFile string) {
 	}
 	expect("ready")
 	waitTick(t, d, 0) // its first state answered: nothing more in flight
-	v0 := d.metric(t, `queryd_state_version{server="main"}`)
-	d.cmd.Process.Signal(syscall.SIGSTOP)
+	v0 := d.Metric(t, `queryd_state_version{server="main"}`)
+	d.Signal(t, syscall.SIGSTOP)
 	if goFile != "" {
 		os.WriteFile(goFile, nil, 0o600)
 	} else {
@@ -58,13 +58,13 @@ func queueScenario(t *testing.T, d *daemon, cmd *exec.Cmd, goFile string) {
 	expect("patched")
 	took := time.Since(start)
 	time.Sleep(300 * time.Millisecond)
-	d.cmd.Process.Signal(syscall.SIGCONT)
+	d.Signal(t, syscall.SIGCONT)
 	waitTick(t, d, 10)
 	time.Sleep(500 * time.Millisecond)
-	changes := d.metric(t, `queryd_state_version{server="main"}`) - v0
-	t.Logf("10 patches with queryd frozen returned in %v; queryd then took %d changes to the newest state", took.Round(time.Microsecond), changes)
+	changes := d.Metric(t, `queryd_state_version{server="main"}`) - v0
+	t.Logf("10 patches with queryd frozen returned in %v; queryd then took %.0f changes to the newest state", took.Round(time.Microsecond), changes)
 	if changes < 1 || changes > 3 {
-		t.Errorf("queryd took %d changes for 10 patches through a queue of 2, want 1 to 3 (one in flight, the queue's 2, the rest folded in)", changes)
+		t.Errorf("queryd took %.0f changes for 10 patches through a queue of 2, want 1 to 3 (one in flight, the queue's 2, the rest folded in)", changes)
 	}
 }
 
@@ -83,7 +83,7 @@ func waitTick(t *testing.T, d *daemon, want float64) {
 
 // saglTick returns values.tick as SAGL answers it.
 func saglTick(d *daemon) (float64, error) {
-	sc, err := sagl.Dial(d.udp)
+	sc, err := sagl.Dial(d.UDPAddr)
 	if err != nil {
 		return 0, err
 	}

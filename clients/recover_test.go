@@ -34,7 +34,7 @@ const recoverBack = 2 * time.Second
 
 // recoverAnswer is what queryd answers over A2S: "name on map: players".
 func (d *daemon) recoverAnswer() (string, error) {
-	c, err := a2s.Dial(d.udp)
+	c, err := a2s.Dial(d.UDPAddr)
 	if err != nil {
 		return "", err
 	}
@@ -74,7 +74,7 @@ func (d *daemon) waitRecovered(t *testing.T, c *client, what string, limit time.
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("%s: queryd does not answer the client's good state within %v: it answers %s (%v), want %s\nclient output:\n%s\nqueryd log:\n%s",
-		what, limit, got, err, recoverWant, c.out, d.log)
+		what, limit, got, err, recoverWant, c.out, d.Output())
 	return 0
 }
 
@@ -123,8 +123,8 @@ func (c *client) rejections() int {
 func (d *daemon) restart(t *testing.T) time.Duration {
 	t.Helper()
 	start := time.Now()
-	d.stop()
-	d.start(t)
+	d.Stop()
+	d.Start(t)
 	return time.Since(start)
 }
 
@@ -149,8 +149,9 @@ func processRecover(mk func() *exec.Cmd) recoverStarter {
 func recoverRows(t *testing.T, start recoverStarter) {
 	t.Helper()
 	t.Run("restart", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
-		d.start(t)
+		d.Start(t)
 		c := start(t, append(d.env(), "QUERYD_RECOVER_BAD=0"))
 		d.waitRecovered(t, c, "first feed", 60*time.Second)
 		time.Sleep(300 * time.Millisecond) // ticks go on
@@ -162,8 +163,9 @@ func recoverRows(t *testing.T, start recoverStarter) {
 		}
 	})
 	t.Run("bad-patch-then-restart", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
-		d.start(t)
+		d.Start(t)
 		c := start(t, d.env())
 		c.waitOutput(t, "later", 60*time.Second)
 		c.waitRejected(t, 30*time.Second)
@@ -179,11 +181,12 @@ func recoverRows(t *testing.T, start recoverStarter) {
 		}
 	})
 	t.Run("bad-patch-before-connect", func(t *testing.T) {
+		t.Parallel()
 		d := newDaemon(t)
 		c := start(t, d.env())
 		c.waitOutput(t, "later", 60*time.Second)
 		time.Sleep(300 * time.Millisecond)
-		d.start(t)
+		d.Start(t)
 		took := d.waitRecovered(t, c, "a rejected patch before queryd ran", 30*time.Second)
 		c.waitRejected(t, 10*time.Second)
 		if n := c.rejections(); n != 1 {

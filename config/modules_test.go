@@ -9,21 +9,30 @@ import (
 	"testing"
 
 	"github.com/queryd/queryd/a2s"
-	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/daemon"
 	"github.com/queryd/queryd/gamespy4"
+	"github.com/queryd/queryd/protocols"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
-	"github.com/queryd/queryd/sqp"
 )
 
 // modules are the protocol modules, as queryd registers them.
-var modules = []config.Module{a2s.Module{}, gamespy4.Module{}, sagl.Module{}, quake3.Module{}, bedrock.Module{}, sqp.Module{}}
+var modules = protocols.ConfigModules()
 
 // exampleModules are the modules and the sources' tables the daemon adds
-// (daemon.ConfigModules: [agones]), as queryd parses its files.
-var exampleModules = append(append([]config.Module(nil), modules...), agones.ConfigModule{})
+// (daemon.ConfigModules: [agones], [sleep]), as queryd parses its files.
+var exampleModules = daemon.ConfigModules(daemonModules())
+
+// daemonModules returns the registration list as the daemon takes it.
+func daemonModules() []daemon.Module {
+	var out []daemon.Module
+	for _, m := range protocols.List() {
+		out = append(out, m)
+	}
+	return out
+}
 
 func parse(text string) (*config.Config, error) { return config.Parse([]byte(text), modules...) }
 

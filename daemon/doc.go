@@ -1,8 +1,9 @@
 // Package daemon is queryd's running daemon: a host of game servers. Each
 // server (Server) wires its own state store, feed socket, UDP responder,
 // relay mode, [upstream] poller (package upstream: a stock game server's
-// own answers as the state), protocol modules and their services, budgets
-// and silence value; the host holds what they share: the metrics registry
+// own answers as the state), [agones] watcher, [sleep] cycle (package
+// sleep: its game server stopped while empty, woken by a join), protocol
+// modules and their services, budgets and silence value; the host holds what they share: the metrics registry
 // (every per-server series labelled server="NAME", "main" for a one-server
 // queryd), one challenge issuer and its clock, the admin endpoint
 // (/metrics, /healthz, /healthz/NAME and the status page of package
@@ -32,13 +33,15 @@
 // client, the same host: what a token proves — that the client receives
 // at its address — holds for both).
 //
-// One value says whether a server is silent (Silence: its feed stale, or
-// its [upstream] game server stale or not yet answered), why, since when
+// One value says what a server answers (Silence: asleep while its game
+// server is stopped on purpose; silent while its feed is stale, or its
+// [upstream] game server stale or not yet answered), why, since when
 // and when it next changes; its UDP sockets, its modules
 // (module.Env.Stale), its share of the XDP program, /healthz, the status
 // page and queryd_silent all read it, so that no path decides it apart.
 // One server's stale feed silences that server only.
 //
 // The daemon names no protocol: it is given the modules (Module), in demux
-// order, by the registration list in cmd/queryd.
+// order, by the registration list (package protocols, which cmd/queryd
+// runs).
 package daemon

@@ -30,6 +30,8 @@ func (s *Server) newFeed() (part, error) {
 		MaxBuffered: int64(c.Feed.MaxBuffered),
 		LineTimeout: time.Duration(c.Feed.LineTimeout),
 		Peer:        s.peerFunc(),
+		Wake:        s.wakeFunc(),
+		Rest:        s.rest,
 		Logger:      s.log.With("part", "feed"),
 	}, s.store)
 	if err != nil {

@@ -9,13 +9,16 @@ import (
 // serverHealth is one server's answer in /healthz and /healthz/NAME.
 type serverHealth struct {
 	OK bool `json:"ok"`
-	// State is the server's State (answering, not_fed, silent, down), since
+	// State is the server's State (answering, not_fed, asleep, silent, down), since
 	// when (a server that does not run: none).
 	State      State      `json:"state"`
 	StateSince *time.Time `json:"state_since,omitempty"`
 	// Fed: a source (a feeder, the game server) has sent the game's state;
 	// false while queryd answers [server].
-	Fed     bool       `json:"fed"`
+	Fed bool `json:"fed"`
+	// Asleep: [sleep]: the game server is stopped on purpose (or being
+	// stopped or woken); queryd answers its last state with no players.
+	Asleep  bool       `json:"asleep"`
 	Version uint64     `json:"version"`
 	Stale   bool       `json:"stale"`
 	Reason  string     `json:"reason,omitempty"` // why it is silent, or "down" when it does not run
@@ -27,7 +30,7 @@ type serverHealth struct {
 func (s *Server) health(now time.Time) serverHealth {
 	sl := s.silence.at(now)
 	since := sl.Since.UTC()
-	h := serverHealth{OK: !sl.Silent, State: sl.State, StateSince: &since, Fed: sl.Fed,
+	h := serverHealth{OK: !sl.Silent, State: sl.State, StateSince: &since, Fed: sl.Fed, Asleep: sl.State == StateAsleep,
 		Version: s.store.Snapshot().Version, Stale: sl.Silent}
 	if sl.Silent {
 		h.Reason, h.Since = string(sl.Reason), &since
@@ -41,9 +44,10 @@ func (ds downServer) health() serverHealth {
 }
 
 // serveHealthz answers 200 while every server answers (the game's state,
-// or [server] while not fed yet), 503 while one is silent or does not
-// run. The body is the first server's answer (ok, state and since when,
-// fed, version, stale, and while silent the reason and since when), and
+// [server] while not fed yet, or asleep its last state), 503 while one is
+// silent or does not run. The body is the first server's answer (ok,
+// state and since when, fed, asleep, version, stale, and while silent the
+// reason and since when), and
 // with several servers "servers": each one's answer by name.
 func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
@@ -64,7 +68,7 @@ func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	}
 	body := map[string]any{"ok": ok}
 	if first != nil {
-		body["state"], body["state_since"], body["fed"] = first.State, first.StateSince, first.Fed
+		body["state"], body["state_since"], body["fed"], body["asleep"] = first.State, first.StateSince, first.Fed, first.Asleep
 		body["version"], body["stale"] = first.Version, first.Stale
 		if first.Stale {
 			body["reason"], body["since"] = first.Reason, first.Since

@@ -27,6 +27,15 @@ type Servicer interface {
 	Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error)
 }
 
+// Claimer is the optional capability of a module that says which
+// datagrams are its queries, whether its section is on or off (every
+// protocol module's Claims): such a datagram never wakes a sleeping server
+// ([sleep]), even when the protocol is off and its queries are relayed to
+// the game server while it runs.
+type Claimer interface {
+	Claims(p []byte) bool
+}
+
 // Heartbeater is the optional capability of a module whose services send
 // master heartbeats (Quake 3's): it names their metrics, which the status
 // page's heartbeats card reads, so that the page names no protocol.

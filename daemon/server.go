@@ -14,15 +14,17 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/activity"
 	"github.com/queryd/queryd/relay"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sleep"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
 	"github.com/queryd/queryd/xdp"
 )
 
 // Server is one game server of the host: its own store, feed (socket and
-// HTTP), relay, upstream poller or Agones watcher, silence value, UDP responder, protocol
+// HTTP), relay, upstream poller or Agones watcher, sleep cycle, silence value, UDP responder, protocol
 // handlers and services, budgets and metrics (every series labelled
 // server="NAME"). It is started and stopped as a whole: its parts run
 // under a supervisor of its own.
@@ -39,6 +41,8 @@ type Server struct {
 	relay    *relay.Relay     // nil when relay mode is off
 	upstream *upstream.Poller // nil without [upstream]
 	agones   *agones.Watcher  // nil without [agones]
+	rest     *activity.Rest   // nil without [sleep] (daemon/sleep.go)
+	sleep    *sleep.Sleeper   // nil without [sleep]
 	silence  *silence
 	udp      *responder.Server
 	// fast is the host's XDP fast path while it answers for this server
@@ -98,7 +102,8 @@ func (d *Daemon) newServer(name, path string, cfg *config.Config) (_ *Server, er
 			s.mu.Unlock()
 		}
 	}()
-	for _, start := range []func() (part, error){s.newFeed, s.newFeedHTTP, s.newRelay, s.newUpstream, s.newAgones, s.newSilence, s.newUDP} {
+	s.newRest()
+	for _, start := range []func() (part, error){s.newFeed, s.newFeedHTTP, s.newRelay, s.newUpstream, s.newAgones, s.newSleep, s.newSilence, s.newUDP} {
 		p, err := start()
 		if err != nil {
 			return nil, err

@@ -10,7 +10,7 @@ import (
 // the server's state and 0 for the others, so that an alert can fire on
 // any server that stops answering (docs/alerts.yml), down ones included.
 var stateDesc = prometheus.NewDesc("queryd_server_state",
-	"1 for what the server answers now, 0 for the other states: answering (the game's state), not_fed ([server]: no source has sent state yet), silent (nothing; reason: feed, upstream, upstream_unanswered, agones_starting, agones_stopped, agones) or down (it does not run; reason: refused, start, failed). Every server of the host, running or not.",
+	"1 for what the server answers now, 0 for the other states: answering (the game's state), not_fed ([server]: no source has sent state yet), asleep ([sleep]: its game server stopped on purpose; its last state with no players), silent (nothing; reason: feed, upstream, upstream_unanswered, agones_starting, agones_stopped, agones) or down (it does not run; reason: refused, start, failed). Every server of the host, running or not.",
 	[]string{"server", "state", "reason"}, nil)
 
 // stateCollector exports queryd_server_state for every server of the

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/activity"
 	"github.com/queryd/queryd/upstream"
 )
 
@@ -19,6 +20,10 @@ const (
 	// StateNotFed: no source has sent the game's state yet; every protocol
 	// answers [server], the config's placeholders.
 	StateNotFed State = "not_fed"
+	// StateAsleep: [sleep]: the game server is stopped on purpose (or
+	// being stopped or woken); every protocol answers the last state it
+	// had, with no players, and no source is stale (package sleep).
+	StateAsleep State = "asleep"
 	// StateSilent: no protocol answers anything (Reason says why).
 	StateSilent State = "silent"
 	// StateDown: the server does not run (its file refused, its start or
@@ -27,7 +32,7 @@ const (
 )
 
 // States are the states in the order queryd_server_state exports them.
-var States = []State{StateAnswering, StateNotFed, StateSilent, StateDown}
+var States = []State{StateAnswering, StateNotFed, StateAsleep, StateSilent, StateDown}
 
 // Reason says why queryd is silent (the "reason" of /status.json's
 // "silent" object and of /healthz).
@@ -98,13 +103,14 @@ type Silence struct {
 	Causes Causes
 	// Since is when the state began: when queryd fell silent (the first
 	// cause's start), when it began answering the game's state (the
-	// latest source's current run), or, not fed yet, when the server
-	// started.
+	// latest source's current run), when the rest began (asleep: the
+	// stop), or, not fed yet, when the server started.
 	Since time.Time
 	// Deadline is, while queryd answers, when it falls silent unless a
 	// source speaks before (zero: nothing can silence it: no stale_after,
 	// or no source has spoken yet); zero while it is silent (that ends
-	// with the next feed message or answer).
+	// with the next feed message or answer) and while it is asleep (that
+	// ends with a wake, which tells the XDP program).
 	Deadline time.Time
 	// Fed reports whether a source has sent the game's state (a feeder's
 	// accepted replace or patch, the game server's answer).
@@ -139,20 +145,27 @@ type source interface {
 	fed() (bool, time.Time)
 }
 
-// silence owns the rule "what does the server answer": nothing while a
-// source silences it (the feed stale, the [upstream] game server stale or
-// not yet answered, the Agones GameServer not read yet, not taking players
-// or not read for stale_after), else the game's state once a source has sent it, else
-// [server]. The socket path (the responder's Silent and module.Env.Stale),
-// the XDP program's deadline, /healthz, the status page and
-// queryd_server_state all read it.
+// silence owns the rule "what does the server answer": its last state
+// with no players while it is asleep ([sleep]: its game server stopped on
+// purpose, or being stopped or woken; no source is stale then, and from
+// the wake their quiet counts from it), else nothing while a source
+// silences it (the feed stale, the [upstream] game server stale or not yet
+// answered, the Agones GameServer not read yet, not taking players or not
+// read for stale_after), else the game's state once a source has sent it,
+// else [server]. The socket path (the responder's Silent and
+// module.Env.Stale), the XDP program's deadline, /healthz, the status page
+// and queryd_server_state all read it.
 type silence struct {
 	start   time.Time // when the server was made: not fed since then
 	sources []source
+	rest    *activity.Rest // the server's rest ([sleep]); nil: never rests
 }
 
 // at returns the silence at now. It allocates nothing.
 func (s *silence) at(now time.Time) Silence {
+	if s.rest.Resting() {
+		return s.asleep()
+	}
 	var out Silence
 	for _, src := range s.sources {
 		if !src.silences(now) {
@@ -192,10 +205,24 @@ func (s *silence) at(now time.Time) Silence {
 	return out
 }
 
+// asleep is the silence while the server rests: asleep since the rest
+// began, never silent, no deadline (its end is a wake, which tells).
+func (s *silence) asleep() Silence {
+	out := Silence{State: StateAsleep, Since: s.rest.Since()}
+	for _, src := range s.sources {
+		fed, _ := src.fed()
+		out.Fed = out.Fed || fed
+	}
+	return out
+}
+
 // silent reports whether queryd is silent at now: the responder's Silent
 // (once per receive batch and server: the causes only, no times),
-// module.Env.Stale.
+// module.Env.Stale. Asleep, it is not.
 func (s *silence) silent(now time.Time) bool {
+	if s.rest.Resting() {
+		return false
+	}
 	for _, src := range s.sources {
 		if src.silences(now) {
 			return true
@@ -209,18 +236,22 @@ func (s *silence) silent(now time.Time) bool {
 func (s *silence) from() time.Time { return s.at(time.Now()).From() }
 
 // feedSource is the feed as a source: it silences the server once it had
-// activity and then none for stale_after.
+// activity and then none for stale_after (counted from the wake, after a
+// rest).
 type feedSource struct {
 	f     *feed.Server
 	after time.Duration
+	rest  *activity.Rest
 }
 
 func (f feedSource) silences(now time.Time) bool { return f.f.Stale(now) }
 
-func (f feedSource) cause() (Reason, time.Time) { return ReasonFeed, f.f.LastFed().Add(f.after) }
+func (f feedSource) cause() (Reason, time.Time) {
+	return ReasonFeed, f.rest.From(f.f.LastFed()).Add(f.after)
+}
 
 func (f feedSource) deadline() time.Time {
-	if last := f.f.LastFed(); f.after > 0 && !last.IsZero() {
+	if last := f.rest.From(f.f.LastFed()); f.after > 0 && !last.IsZero() {
 		return last.Add(f.after)
 	}
 	return time.Time{}
@@ -230,11 +261,12 @@ func (f feedSource) fed() (bool, time.Time) { return !f.f.Fed().IsZero(), f.f.Li
 
 // upstreamSource is the [upstream] game server as a source: it silences
 // the server until its first good answer and once it has not answered
-// for stale_after.
+// for stale_after (counted from the wake, after a rest).
 type upstreamSource struct {
 	p     *upstream.Poller
 	after time.Duration
 	start time.Time
+	rest  *activity.Rest
 }
 
 func (u upstreamSource) silences(now time.Time) bool { return u.p.Stale(now) }
@@ -244,11 +276,11 @@ func (u upstreamSource) cause() (Reason, time.Time) {
 	if last.IsZero() {
 		return ReasonUnanswered, u.start
 	}
-	return ReasonUpstream, last.Add(u.after)
+	return ReasonUpstream, u.rest.From(last).Add(u.after)
 }
 
 func (u upstreamSource) deadline() time.Time {
-	if last := u.p.LastAnswer(); u.after > 0 && !last.IsZero() {
+	if last := u.rest.From(u.p.LastAnswer()); u.after > 0 && !last.IsZero() {
 		return last.Add(u.after)
 	}
 	return time.Time{}
@@ -264,9 +296,9 @@ func (u upstreamSource) fed() (bool, time.Time) {
 // part).
 func (s *Server) newSilence() (part, error) {
 	after := time.Duration(s.cfg.Feed.StaleAfter)
-	sl := &silence{start: time.Now(), sources: []source{feedSource{f: s.feed, after: after}}}
+	sl := &silence{start: time.Now(), sources: []source{feedSource{f: s.feed, after: after, rest: s.rest}}, rest: s.rest}
 	if s.upstream != nil {
-		sl.sources = append(sl.sources, upstreamSource{p: s.upstream, after: after, start: sl.start})
+		sl.sources = append(sl.sources, upstreamSource{p: s.upstream, after: after, start: sl.start, rest: s.rest})
 	}
 	if s.agones != nil {
 		sl.sources = append(sl.sources, agonesSource{w: s.agones, after: after, start: sl.start})

@@ -3,6 +3,8 @@ package daemon
 import (
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/activity"
 )
 
 // The silence value: not fed yet (serving [server]), fed, each cause
@@ -134,5 +136,37 @@ func TestSilenceNoAlloc(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { s.from() }); n != 0 {
 		t.Errorf("from allocates %.0f times", n)
+	}
+}
+
+// TestSilenceAsleep: while the server rests ([sleep]) its state is asleep
+// since the rest began, never silent and with no deadline (the XDP
+// program answers), whatever its sources say; fed as they say. Awake
+// again, the sources' rule holds. It allocates nothing.
+func TestSilenceAsleep(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	start := t0.Add(-time.Hour)
+	s := standIn(10*time.Second, start, t0.Add(-time.Minute), time.Time{}, false, true) // feed stale, upstream never answered
+	s.rest = &activity.Rest{}
+	if got := s.at(t0); !got.Silent {
+		t.Fatalf("awake: %+v", got)
+	}
+	s.rest.Down(t0.Add(-30 * time.Second))
+	if got := s.at(t0); got.State != StateAsleep || !got.Fed || got.Silent || got.Reason != "" || !got.Since.Equal(t0.Add(-30*time.Second)) || !got.Deadline.IsZero() {
+		t.Fatalf("asleep: %+v", got)
+	}
+	if s.silent(t0) || !s.at(t0).From().IsZero() {
+		t.Fatal("asleep: silent, or the XDP program told to be")
+	}
+	s.rest.Waking()
+	if got := s.at(t0); got.State != StateAsleep || got.Silent {
+		t.Fatalf("waking: %+v", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.silent(t0); s.at(t0) }); n != 0 {
+		t.Errorf("asleep: silent and at allocate %.0f times", n)
+	}
+	s.rest.Woke(t0)
+	if got := s.at(t0); got.State != StateSilent {
+		t.Fatalf("awake again, the stand-ins' rule (they ignore the rest): %+v", got)
 	}
 }

@@ -37,6 +37,9 @@ func (s *Server) newStatus() *status.Sampler {
 	if s.agones != nil {
 		src.Agones = s.agones.Status
 	}
+	if s.sleep != nil {
+		src.Sleep = s.sleep.Status
+	}
 	if len(s.host.main.XDP.Interfaces) > 0 {
 		src.FastSources = s.fastSources // the sources the program answered
 	}

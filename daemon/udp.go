@@ -7,6 +7,7 @@ import (
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/relay"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sleep"
 )
 
 // newRelay makes the relay when [relay] upstream is set (nil otherwise).
@@ -52,7 +53,10 @@ func (s *Server) newUDP() (part, error) {
 		Logger:     s.log.With("part", "udp"),
 		Registry:   s.reg,
 	}
-	if s.relay != nil {
+	switch {
+	case s.sleep != nil && s.relay != nil:
+		rc.Forward = s.sleep // holds what comes while the game server sleeps or wakes
+	case s.relay != nil:
 		rc.Forward = s.relay
 	}
 	if s.udp, err = responder.New(rc); err != nil {
@@ -75,4 +79,7 @@ func limitsOf(c *config.Config) responder.Limits {
 	}
 }
 
-var _ responder.Forwarder = (*relay.Relay)(nil)
+var (
+	_ responder.Forwarder = (*relay.Relay)(nil)
+	_ responder.Forwarder = (*sleep.Sleeper)(nil)
+)

@@ -45,6 +45,7 @@ func (s *Server) newUpstream() (part, error) {
 			_, err := s.store.SetUpstream(doc)
 			return err
 		},
+		Rest:     s.rest,
 		Logger:   s.log.With("part", "upstream"),
 		Registry: s.reg,
 	})

@@ -1,35 +1,16 @@
 package daemon_test
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit"
 )
-
-// syncBuffer is a log sink the daemon's goroutines may write concurrently.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestXDPFallback: with [xdp] naming an interface that does not exist,
 // queryd starts, logs that the fast path is off with the reason (the
@@ -43,7 +24,7 @@ func TestXDPFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testkit.Buffer
 	d := daemontest.StartLogged(t, mods(echoModule{}), cfg, path, slog.New(slog.NewTextHandler(&logs, nil)))
 	t.Cleanup(func() {
 		if err := d.Stop(); err != nil {

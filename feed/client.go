@@ -149,6 +149,16 @@ func (c *Client) Ping() (uint64, error) {
 	return rep.Version, err
 }
 
+// Wake asks queryd to wake the server's game server if it is asleep
+// ([sleep]: {"op":"wake"}; the game's matchmaking sends it before it sends
+// players). It returns once the wake has begun, not once the game server
+// is up; the error says why no wake may begin (the server does not sleep,
+// or its hour's wakes are spent).
+func (c *Client) Wake() (uint64, error) {
+	rep, err := c.Do(map[string]any{"op": "wake"})
+	return rep.Version, err
+}
+
 // Get returns the current version and the effective state document.
 func (c *Client) Get() (uint64, json.RawMessage, error) {
 	rep, err := c.Do(map[string]any{"op": "get"})

@@ -38,7 +38,8 @@
 // same messages come as HTTP requests (HTTPServer), applied by the same
 // Server: PUT /v1/state (replace; the body is the document), PATCH
 // /v1/state (patch; application/merge-patch+json or application/json),
-// GET /v1/state (get), POST /v1/ping, POST /v1/peer (body {"port":N}).
+// GET /v1/state (get), POST /v1/ping, POST /v1/peer (body {"port":N}),
+// POST /v1/wake (wake).
 // Every request carries Authorization: Bearer <token>, the token being
 // read from feed.http_token_file (ReadToken: a regular file, not a link,
 // mode 0600 or 0640, at least 16 bytes) at start and on SIGHUP, and
@@ -57,6 +58,9 @@
 //	                               {"ok":true,"peer":"IP:PORT","local":"IP:N"} (package relay);
 //	                               "addr":"IP" (optional) names the address the game server
 //	                               sees, needed when sessions at several addresses share port N
+//	{"op":"wake"}                  [sleep]: start the game server if it is asleep (package sleep);
+//	                               ok as soon as the wake has begun (or when it runs or wakes already),
+//	                               an error when it does not sleep or no wake may begin now
 //
 // Any other op, a field the op does not take, a missing or non-object
 // "state", a port outside 1-65535, an empty line or a line that is not one
@@ -107,9 +111,15 @@
 // fed yet: serving [server]".
 //
 // Feed activity (Activity) is an accepted replace or patch, or a ping. A
-// rejected message, get, peer, and a connection that sends nothing (what
-// `queryd check` does beside a running queryd) are never activity, over the
-// socket or HTTP: what only reads never changes what queryd answers.
+// rejected message, get, peer, wake, and a connection that sends nothing
+// (what `queryd check` does beside a running queryd) are never activity,
+// over the socket or HTTP: what only reads never changes what queryd
+// answers, and a wake comes from the game's matchmaking, not from the game.
+//
+// A server with [sleep] whose game server is stopped on purpose is asleep:
+// it answers its last state with no players, and its feed is not stale
+// while it sleeps or wakes; once it is awake again, stale_after counts from
+// the wake (package sleep).
 //
 // # Stale feed
 //

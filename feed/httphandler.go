@@ -26,6 +26,7 @@ var routes = map[string]route{
 	"/v1/state": {ops: map[string]string{http.MethodGet: "get", http.MethodPut: "replace", http.MethodPatch: "patch"}, allow: "GET, PUT, PATCH"},
 	"/v1/ping":  {ops: map[string]string{http.MethodPost: "ping"}, allow: "POST"},
 	"/v1/peer":  {ops: map[string]string{http.MethodPost: "peer"}, allow: "POST"},
+	"/v1/wake":  {ops: map[string]string{http.MethodPost: "wake"}, allow: "POST"},
 }
 
 // httpError is an answer other than 200, with its status code.
@@ -101,7 +102,7 @@ func (h *HTTPServer) write(w http.ResponseWriter, code int, rep Reply) {
 func (h *HTTPServer) message(w http.ResponseWriter, r *http.Request) (message, *httpError) {
 	rt, ok := routes[r.URL.Path]
 	if !ok {
-		return message{}, fail(http.StatusNotFound, "no endpoint %q: want /v1/state (GET, PUT, PATCH), /v1/ping or /v1/peer (POST)", r.URL.Path)
+		return message{}, fail(http.StatusNotFound, "no endpoint %q: want /v1/state (GET, PUT, PATCH), /v1/ping, /v1/peer or /v1/wake (POST)", r.URL.Path)
 	}
 	op, ok := rt.ops[r.Method]
 	if !ok {

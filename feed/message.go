@@ -52,7 +52,7 @@ func parseMessage(line []byte) (message, error) {
 	}
 	op, ok := raw["op"].(string)
 	if !ok {
-		return message{}, errors.New(`"op": want one of "replace", "patch", "ping", "get", "peer"`)
+		return message{}, errors.New(`"op": want one of "replace", "patch", "ping", "get", "peer", "wake"`)
 	}
 	return messageOf(op, raw, true)
 }
@@ -71,7 +71,7 @@ func messageOf(op string, raw map[string]any, withOp bool) (message, error) {
 			return message{}, fmt.Errorf(`"state": %s needs a state object`, op)
 		}
 		m.state = st
-	case "ping", "get":
+	case "ping", "get", "wake":
 	case "peer":
 		allowed["port"] = true
 		n, ok := raw["port"].(json.Number)
@@ -90,7 +90,7 @@ func messageOf(op string, raw map[string]any, withOp bool) (message, error) {
 			m.addr = ip
 		}
 	default:
-		return message{}, fmt.Errorf(`"op": unknown op %q (want replace, patch, ping, get or peer)`, op)
+		return message{}, fmt.Errorf(`"op": unknown op %q (want replace, patch, ping, get, peer or wake)`, op)
 	}
 	for k := range raw {
 		if !allowed[k] {

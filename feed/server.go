@@ -45,7 +45,14 @@ type Config struct {
 	// Peer, when set, answers {"op":"peer","port":N,"addr":"IP"} (relay
 	// mode; addr is optional, invalid when absent) with the real client and
 	// the session's address as the game server sees it, both "IP:PORT".
-	Peer   func(port int, addr netip.Addr) (peer, local string, err error)
+	Peer func(port int, addr netip.Addr) (peer, local string, err error)
+	// Wake, when set, carries out {"op":"wake"} ([sleep]: start the game
+	// server if it is asleep); nil: the server does not sleep, and wake is
+	// an error. Its error is the reply's.
+	Wake func() error
+	// Rest is the server's rest ([sleep]): while it rests the feed is not
+	// stale, and once awake its quiet counts from the wake (nil: never).
+	Rest   *activity.Rest
 	Logger *slog.Logger
 }
 
@@ -262,10 +269,11 @@ func (s *Server) Stats() Stats {
 }
 
 // Stale reports whether the feed has had activity (see Activity) and then
-// none for longer than StaleAfter. While it is, the responders answer
-// nothing.
+// none for longer than StaleAfter: never while the server rests
+// (Config.Rest), and counted from the wake once it is awake again. While
+// it is, the responders answer nothing.
 func (s *Server) Stale(now time.Time) bool {
-	stale := s.active.Quiet(now, s.cfg.StaleAfter)
+	stale := s.cfg.Rest.Quiet(s.active.Last(), now, s.cfg.StaleAfter)
 	if stale != s.stale.Load() && s.stale.CompareAndSwap(!stale, stale) {
 		if stale {
 			s.log.Warn("feed is stale: answering no queries until the next feed message", "stale_after", s.cfg.StaleAfter)
@@ -300,7 +308,11 @@ func unixTime(n int64) time.Time {
 // activity, which keeps queryd from going stale: a replace or patch that
 // was accepted, or a ping. A rejected state, get and peer never are (they
 // only read, or changed nothing), nor is a connection that sends nothing.
-// This is the one place that says it, for the socket and the HTTP feed.
+// Nor is wake: it comes from the game's matchmaking, not from the game,
+// and says nothing of whether the game's state is current; a server woken
+// is ready (package sleep) at its feeder's first activity after the wake,
+// which a wake that counted would fake. This is the one place that says
+// it, for the socket and the HTTP feed.
 func Activity(op string, ok bool) bool {
 	switch op {
 	case "replace", "patch":
@@ -439,6 +451,14 @@ func (s *Server) carryOut(m message) Reply {
 	case "get":
 		snap := s.store.Snapshot()
 		return Reply{OK: true, Version: snap.Version, State: snap.Document()}
+	case "wake":
+		if s.cfg.Wake == nil {
+			return Reply{Error: "wake: this server does not sleep (set [sleep] after, start and stop)"}
+		}
+		if err := s.cfg.Wake(); err != nil {
+			return Reply{Error: "wake: " + err.Error()}
+		}
+		return Reply{OK: true, Version: s.store.Snapshot().Version}
 	case "peer":
 		if s.cfg.Peer == nil {
 			return Reply{Error: "peer: relay mode is off (set [relay] upstream)"}

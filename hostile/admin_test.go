@@ -149,6 +149,7 @@ func TestAdminHostGuard(t *testing.T) {
 // from the same address answers at once (/healthz is not limited) and
 // another address is served.
 func TestAdminRate(t *testing.T) {
+	skipShort(t, "seconds of requests at the admin rates")
 	d := StartDaemon(t, nil)
 	const client, looper, other = "127.0.0.9", "127.0.0.11", "127.0.0.10"
 	var mu sync.Mutex

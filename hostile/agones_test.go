@@ -84,6 +84,7 @@ func newBadSDK(t *testing.T) *badSDK {
 // (/healthz 503, reason agones); once the SDK server is good again queryd
 // answers again without a restart.
 func TestAgonesBadSDKServer(t *testing.T) {
+	t.Parallel() // it waits for the poller's timeouts
 	if testing.Short() {
 		t.Skip("SKIP: a stand-in SDK server streaming hundreds of MiB: -short")
 	}
@@ -181,7 +182,7 @@ func agonesRSSBound() int64 {
 // healthz is /healthz's status and body.
 func healthz(t *testing.T, d *Daemon) (int, map[string]any) {
 	t.Helper()
-	resp, err := d.httpClient(5 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
+	resp, err := d.HTTPClient(5 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,16 @@
 //
 //	go test -race ./hostile/
 //
+// or, for its logic without the floods, namespaces, real game servers and
+// other tests over about 2 s (each says why it skips), in under a minute:
+//
+//	go test -short ./hostile/
+//
+// The floods and the latency figures run one at a time; the tests that
+// mostly wait (slow attacks at a byte a second, namespaces paced far under
+// a CPU, a real game server, stale_after timers) call t.Parallel and run 4
+// at a time after them (-test.parallel, unless given, is raised to 4).
+//
 // and the full-size flood (1,000,000 requests) with
 //
 //	go test ./hostile/ -run Flood -v -hostile.full

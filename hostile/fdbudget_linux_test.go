@@ -1,12 +1,14 @@
 package hostile
 
 import (
-	"fmt"
+	"github.com/queryd/queryd/internal/testkit/querydtest"
 	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestDescriptorBudget runs the daemon under `ulimit -n 1024` with relay
@@ -22,7 +24,7 @@ func TestDescriptorBudget(t *testing.T) {
 		t.Skip("skipped: " + why)
 	}
 	const nofile, clients, idleHTTP = 1024, 1500, 300
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	httpAddr := testkit.FreeTCPAddr(t)
 	d := newDaemon(t, Tables{
 		// No /24 cap nor reserve: the clients may take every session the
 		// descriptor budget leaves.
@@ -57,7 +59,7 @@ func TestDescriptorBudget(t *testing.T) {
 	}
 	waitFor(2*time.Second, func() bool {
 		m := d.Metrics(t).Sub(before)
-		return m.Sum("queryd_requests_total", "outcome", "forwarded") >= clients
+		return querydtest.RelayHandled(m) >= clients
 	})
 	after := d.Metrics(t)
 	delta := after.Sub(before)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // feedHTTPCap is http_max_conns in these tests (small, so that holding the
@@ -27,7 +29,7 @@ func startFeedHTTP(t *testing.T) (*Daemon, string) {
 	if err := os.WriteFile(tok, []byte(hostileFeedToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	addr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"feed": {"http": addr, "http_token_file": tok, "http_max_conns": feedHTTPCap, "line_timeout": "1s"}})
 	return d, addr
 }

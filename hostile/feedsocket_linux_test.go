@@ -13,13 +13,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // runUntilStarted runs queryd on d's config with env added until it exits
 // or logs "queryd started" (15 s at most). A started daemon is stopped.
 func runUntilStarted(t *testing.T, d *Daemon, env ...string) (started bool, status int, out string) {
 	t.Helper()
-	var buf logBuffer
+	var buf testkit.Buffer
 	cmd := exec.Command(querydBin, "-config", d.ConfigPath)
 	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0"), env...)
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -79,6 +81,7 @@ func plantStaleSocket(t *testing.T, path string, uid int) {
 // bound its own there, where that user could replace it and receive the
 // game server's state. A folder queryd makes itself is 0700 and used.
 func TestFeedSocketFolderTakenOver(t *testing.T) {
+	t.Parallel() // refused starts
 	if os.Getuid() != 0 {
 		t.Skip("needs root to make a folder owned by another user")
 	}
@@ -190,13 +193,13 @@ func TestFeedSocketModeAtStart(t *testing.T) {
 		over = Tables{"feed": {"group": strconv.Itoa(gid)}}
 	}
 	d := newDaemon(t, over)
-	d.stderr = &logBuffer{}
+	out := &testkit.Buffer{}
 	cmd := exec.Command("sh", "-c", `umask 000 && exec "$@"`, "sh",
 		strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=chmod,fchmodat,chown,fchownat",
 		"-e", "inject=chmod,fchmodat,chown,fchownat:delay_enter=500000",
 		querydBin, "-config", d.ConfigPath)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	cmd.Stdout, cmd.Stderr = d.stderr, d.stderr
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +211,10 @@ func TestFeedSocketModeAtStart(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		select {
 		case <-exited:
-			if out := d.Output(); strings.Contains(out, "strace: ") {
-				t.Skipf("strace cannot run the daemon here:\n%s", out)
+			if o := out.String(); strings.Contains(o, "strace: ") {
+				t.Skipf("strace cannot run the daemon here:\n%s", o)
 			}
-			t.Fatalf("queryd exited during start:\n%s", d.Output())
+			t.Fatalf("queryd exited during start:\n%s", out.String())
 		default:
 		}
 		fi, err := os.Lstat(d.Socket)
@@ -228,7 +231,7 @@ func TestFeedSocketModeAtStart(t *testing.T) {
 	}
 	t.Logf("the socket file as it was seen during start (mode, gid): %v", seen)
 	if len(seen) == 0 || seen[len(seen)-1].perm != 0o660 {
-		t.Fatalf("the socket never got mode 0660:\n%s", d.Output())
+		t.Fatalf("the socket never got mode 0660:\n%s", out.String())
 	}
 	if len(seen) < 2 {
 		t.Fatal("the socket was only seen with its final mode: strace did not hold the chmod, so this run proves nothing")
@@ -241,8 +244,8 @@ func TestFeedSocketModeAtStart(t *testing.T) {
 			t.Errorf("the socket was open to group %d (mode %04o) before it had [feed] group %d", l.gid, l.perm, gid)
 		}
 	}
-	if !waitFor(15*time.Second, func() bool { return strings.Contains(d.Output(), "queryd started") }) {
-		t.Fatalf("queryd did not start:\n%s", d.Output())
+	if !waitFor(15*time.Second, func() bool { return strings.Contains(out.String(), "queryd started") }) {
+		t.Fatalf("queryd did not start:\n%s", out.String())
 	}
 	if _, err := feedPing(d, 2*time.Second); err != nil {
 		t.Errorf("the feed after start: %v", err)

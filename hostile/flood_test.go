@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/protocols"
 )
 
 var (
@@ -100,7 +101,7 @@ func testFlood(t *testing.T, tables Tables) {
 	t.Logf("flood: %d datagrams (%d B) from %d sources in %v (%.0f/s); daemon counted %.0f (+ at most %.0f legit datagrams), kernel overflow drops %.0f; replies %.0f B (%.0f B/s)",
 		sent, sentBytes, min(sources, requests), floodTime.Round(time.Millisecond), float64(sent)/floodTime.Seconds(),
 		counted-legitDatagrams, legitDatagrams, overflow, out, out/floodTime.Seconds())
-	for _, proto := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "sqp"} {
+	for _, proto := range protocols.Names() {
 		in, out := delta.Sum("queryd_received_bytes_total", "protocol", proto), delta.Sum("queryd_sent_bytes_total", "protocol", proto)
 		t.Logf("  %-8s outcomes %v, in %.0f B, out %.0f B (ratio %.2f)", proto, delta.Requests(proto), in, out, out/in)
 		if neverAmplifies(proto) && out > in {

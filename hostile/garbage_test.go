@@ -10,14 +10,15 @@ import (
 	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/bedrock"
 	"github.com/queryd/queryd/gamespy4"
+	"github.com/queryd/queryd/protocols"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
 	"github.com/queryd/queryd/sqp"
 )
 
-// demux is the daemon's demultiplexing order (cmd/queryd/modules.go) with
+// demux is the daemon's demultiplexing order (protocols.List) with
 // each protocol package's own Claims: the test predicts where every
-// datagram must be counted.
+// datagram must be counted (TestEveryProtocolAttacked holds it to the list).
 var demux = []struct {
 	name   string
 	claims func([]byte) bool
@@ -202,7 +203,7 @@ func TestGarbage(t *testing.T) {
 			t.Errorf("queryd_socket_errors_total{op=%q} grew by %.0f", op, n)
 		}
 	}
-	for _, row := range []string{"a2s", "gamespy4", "sagl", "quake3", "bedrock", "sqp", "unknown"} {
+	for _, row := range append(protocols.Names(), "unknown") {
 		outcomes := delta.Requests(row)
 		var total float64
 		for _, n := range outcomes {
@@ -268,7 +269,7 @@ func settleTruncated(t testing.TB, d *Daemon, before Metrics, want float64) Metr
 
 func fmtOutcomes(m map[string]float64) string {
 	s := ""
-	for _, k := range []string{"answered", "challenged", "malformed", "ignored", "rate_limited", "unknown", "stale", "forwarded"} {
+	for _, k := range []string{"answered", "challenged", "malformed", "ignored", "rate_limited", "unknown", "stale", "forwarded", "relay_dropped"} {
 		if m[k] != 0 {
 			s += fmt.Sprintf("%s %.0f, ", k, m[k])
 		}

@@ -3,7 +3,6 @@ package hostile
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // saglHTTPCap is [sagl] http_max_conns's default: the tests run with it.
@@ -168,8 +168,9 @@ func gameReconnect(t testing.TB, d *Daemon, name string) time.Duration {
 // hold every one for the 60 s idle timeout), its memory stays bounded, and
 // a legitimate GET and a feed reconnect are answered within 2 s.
 func TestSAGLHTTPConnFlood(t *testing.T) {
+	skipShort(t, "a connection flood")
 	n := httpConnsSize()
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	httpAddr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})
 	legitGet(t, httpAddr)
 	d.Metrics(t)
@@ -228,8 +229,9 @@ func httpRSSBound() int64 {
 // well below the limit, the reconnect is answered at once, and a
 // legitimate GET gets through.
 func TestHTTPDescriptorExhaustion(t *testing.T) {
+	skipShort(t, "1,100 connections at a 1,024-descriptor limit")
 	const limit, n = 1024, 1100
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	httpAddr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})
 	if err := setNoFile(d.Pid(), limit); err != nil {
 		t.Skipf("cannot lower the daemon's RLIMIT_NOFILE: %v", err)

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/png"
 	"io"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/quake3"
 	"github.com/queryd/queryd/sagl"
 )
@@ -222,7 +222,7 @@ func logoServed(t testing.TB, httpAddr string, want []byte) {
 func TestLogoFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "pipe.png")
 	mkfifo(t, fifo)
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	httpAddr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})
 	fc := feedWithin(t, d)
 
@@ -236,7 +236,7 @@ func TestLogoFIFO(t *testing.T) {
 	}
 	logoServed(t, httpAddr, nil)
 
-	d.WriteConfig(t, Tables{"sagl": {"http": httpAddr, "logo": fifo}})
+	d.WriteConfig(t, baseTables(), Tables{"sagl": {"http": httpAddr, "logo": fifo}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
@@ -245,7 +245,9 @@ func TestLogoFIFO(t *testing.T) {
 	start = time.Now()
 	err := check.Run()
 	took := time.Since(start)
-	if ctx.Err() != nil || took > 2*time.Second {
+	// Blocked on the FIFO, it would run until killed at 5 s; a race-built
+	// check takes up to 2 s to start and exit on a busy machine.
+	if ctx.Err() != nil || took > 4*time.Second {
 		t.Fatalf("queryd check of a FIFO [sagl] logo took %v (killed after 5 s: %v)", took, ctx.Err())
 	}
 	if err == nil || !strings.Contains(stderr.String(), "sagl.logo: "+fifo+" is a named pipe (FIFO): not a regular file") {
@@ -261,7 +263,7 @@ func TestLogoFIFO(t *testing.T) {
 	patchNow(t, fc, "a patch after the rejected SIGHUP", map[string]any{"name": "after the reload"})
 	expectNameEverywhere(t, d, httpAddr, "after the reload")
 
-	d.WriteConfig(t, Tables{"sagl": {"http": httpAddr}})
+	d.WriteConfig(t, baseTables(), Tables{"sagl": {"http": httpAddr}})
 	reloaded := strings.Count(d.Output(), "SIGHUP: config reloaded")
 	d.Signal(t, syscall.SIGHUP)
 	if !waitFor(2*time.Second, func() bool { return strings.Count(d.Output(), "SIGHUP: config reloaded") > reloaded }) {
@@ -312,7 +314,7 @@ func TestFeedLogoConfined(t *testing.T) {
 	}
 
 	t.Run("no logo_dir", func(t *testing.T) {
-		httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+		httpAddr := testkit.FreeTCPAddr(t)
 		d := StartDaemon(t, Tables{"sagl": {"http": httpAddr}})
 		fc := feedWithin(t, d)
 		refused(t, d, fc, httpAddr, secret)
@@ -321,7 +323,7 @@ func TestFeedLogoConfined(t *testing.T) {
 		expectNameEverywhere(t, d, httpAddr, "reconnected")
 	})
 	t.Run("logo_dir", func(t *testing.T) {
-		httpAddr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+		httpAddr := testkit.FreeTCPAddr(t)
 		d := StartDaemon(t, Tables{"sagl": {"http": httpAddr, "logo_dir": logos}})
 		fc := feedWithin(t, d)
 		for _, path := range []string{secret, "../secret.png", "link.png", "pipe.png", "/etc/passwd"} {

@@ -40,7 +40,7 @@ func TestSighupInvalidConfig(t *testing.T) {
 	d := StartDaemon(t, nil)
 	expectSeen(t, d, "start", "hostile test", "Alice", "Bob")
 
-	d.WriteConfig(t, Tables{"server": {"name": "Reloaded"}})
+	d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Reloaded"}})
 	d.Signal(t, syscall.SIGHUP)
 	if !waitFor(3*time.Second, func() bool { return observe(t, d).name == "Reloaded" }) {
 		t.Fatalf("a good config did not take effect on SIGHUP:\n%s", d.Output())
@@ -52,15 +52,15 @@ func TestSighupInvalidConfig(t *testing.T) {
 	}{
 		{"TOML syntax error", func() []byte { return []byte("[listen\nudp = 1\n") }},
 		{"bad limit", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken"}, "limits": {"per_ip_rate": "lots"}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken"}, "limits": {"per_ip_rate": "lots"}})
 			return nil
 		}},
 		{"unknown key", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken"}, "a2s": {"enabeld": true}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken"}, "a2s": {"enabeld": true}})
 			return nil
 		}},
 		{"bad [server] value", func() []byte {
-			d.WriteConfig(t, Tables{"server": {"name": "Broken", "max_players": -1}})
+			d.WriteConfig(t, baseTables(), Tables{"server": {"name": "Broken", "max_players": -1}})
 			return nil
 		}},
 		{"config file removed", func() []byte {
@@ -173,6 +173,7 @@ func TestSigtermUnderLoad(t *testing.T) {
 // TestSocketPathOccupied puts a regular file where the feed socket goes:
 // queryd refuses to start, says why, and leaves the file alone.
 func TestSocketPathOccupied(t *testing.T) {
+	t.Parallel() // a refused start
 	d := newDaemon(t, nil)
 	content := []byte("precious data, not a socket\n")
 	if err := os.WriteFile(d.Socket, content, 0o640); err != nil {
@@ -203,6 +204,7 @@ func TestSocketPathOccupied(t *testing.T) {
 // ten times a second: tokens from the old process are refused and answered
 // with a new challenge, and the client recovers by itself.
 func TestRestartWhileQuerying(t *testing.T) {
+	skipShort(t, "a restart under 10 queries a second")
 	d := StartDaemon(t, nil)
 	old := a2sChallenge(t, d)
 	saglOld := saglChallenge(t, d)
@@ -325,9 +327,15 @@ func rawAsk(t testing.TB, d *Daemon, req []byte) []byte {
 // (a supervisor that reloads as soon as the daemon looks ready), 8 times:
 // the daemon must reload, not die of the signal's default action (it did
 // every time before its handlers were installed ahead of the listeners).
+// Under -short, 2 times.
 func TestSighupRightAfterReady(t *testing.T) {
+	t.Parallel() // process starts, one after the other
 	client := &http.Client{Timeout: time.Second}
-	for i := 0; i < 8; i++ {
+	attempts := 8
+	if testing.Short() {
+		attempts = 2
+	}
+	for i := 0; i < attempts; i++ {
 		d := newDaemon(t, nil)
 		cmd := exec.Command(querydBin, "-config", d.ConfigPath)
 		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0") // no 1 s sleep at exit in the race build

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -90,6 +91,9 @@ func (r *rawSender) Close() error { return unix.Close(r.fd) }
 
 // rawSupported reports why raw spoofed sending cannot work here ("" when it can).
 func rawSupported() string {
+	if testing.Short() {
+		return "spoofed sources (floods, namespaces): -short"
+	}
 	if unix.Geteuid() != 0 {
 		return "needs root (a raw socket to spoof 127.x.y.z sources); run the suite as root, as .ci/run does"
 	}

@@ -126,6 +126,7 @@ const (
 // global unproven budgets. One source alone meets its per-IP cap; sixteen
 // together meet the global cap (16 × 2 KiB/s > 8 KiB/s).
 func TestReflectionCaps(t *testing.T) {
+	skipShort(t, "seven floods at the byte budgets")
 	d := StartDaemon(t, Tables{
 		"listen": {"workers": testWorkers},
 		"limits": {
@@ -270,6 +271,7 @@ func TestBedrockPacketRate(t *testing.T) {
 // several sources: nothing at all is answered (not even a challenge) and
 // every datagram is counted as stale; the next feed message revives it.
 func TestStaleSilence(t *testing.T) {
+	t.Parallel() // it waits for stale_after
 	d := StartDaemon(t, Tables{"feed": {"stale_after": "500ms"}, "limits": generousLimits})
 	fc := d.Feed(t)
 	if _, err := fc.Ping(); err != nil {
@@ -318,7 +320,7 @@ func TestReflectionRatioIPv6(t *testing.T) {
 	probe.Close()
 	d := newDaemon(t, nil)
 	v6 := fmt.Sprintf("[::1]:%d", port)
-	d.WriteConfig(t, Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "listen": {"udp": []string{d.UDPAddr, v6}}})
+	d.WriteConfig(t, baseTables(), Tables{"limits": generousLimits, "quake3": {"packet_rate": 0}, "listen": {"udp": []string{d.UDPAddr, v6}}})
 	d.Start(t)
 	c, err := net.Dial("udp6", v6)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/queryd/queryd/internal/testkit/querydtest"
 	"net"
 	"net/netip"
 	"os"
@@ -241,7 +242,7 @@ func TestRelayWarmPortsOneIP(t *testing.T) {
 	}()
 	// Once every port has been sent twice, a new player joins.
 	warm := waitFor(2*time.Second, func() bool {
-		return d.Metrics(t).Sub(before).Sum("queryd_requests_total", "outcome", "forwarded") >= float64(2*ports)
+		return querydtest.RelayHandled(d.Metrics(t).Sub(before)) >= float64(2*ports)
 	})
 	during := d.Metrics(t).Sub(before)
 	start := time.Now()
@@ -309,7 +310,7 @@ func TestRelayPortChurnOneIP(t *testing.T) {
 	sent := portSweep(t, raw, "127.0.10.10", 10000, ports, rate, dur, nil)
 	took := time.Since(start)
 	waitFor(2*time.Second, func() bool { // until the daemon has handled the sweep
-		return d.Metrics(t).Sub(before).Sum("queryd_requests_total", "outcome", "forwarded") >= float64(sent)
+		return querydtest.RelayHandled(d.Metrics(t).Sub(before)) >= float64(sent)
 	})
 	close(stop)
 	wg.Wait()
@@ -373,7 +374,7 @@ func TestRelayDescriptorLimit(t *testing.T) {
 	defer raw.Close()
 	sent := portSweep(t, raw, "127.0.11.11", 30000, ports, 2000, 2*ports*time.Second/2000, nil)
 	waitFor(2*time.Second, func() bool {
-		return d.Metrics(t).Sub(before).Sum("queryd_requests_total", "outcome", "forwarded") >= float64(sent)
+		return querydtest.RelayHandled(d.Metrics(t).Sub(before)) >= float64(sent)
 	})
 	after := d.Metrics(t)
 	delta := after.Sub(before)
@@ -395,7 +396,7 @@ func TestRelaySelfLoopRefused(t *testing.T) {
 	d := newDaemon(t, nil)
 	_, port, _ := net.SplitHostPort(d.UDPAddr)
 	for _, upstream := range []string{d.UDPAddr, "localhost:" + port} {
-		d.WriteConfig(t, Tables{"relay": {"upstream": upstream}})
+		d.WriteConfig(t, baseTables(), Tables{"relay": {"upstream": upstream}})
 		out, err := exec.Command(querydBin, "check", "-config", d.ConfigPath).CombinedOutput()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "relay.upstream") {

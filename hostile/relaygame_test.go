@@ -196,6 +196,7 @@ func inNS(ns string, fn func() error) error {
 // It is removed when t ends; the test skips without root or ip(8).
 func relayNS(t testing.TB) string {
 	t.Helper()
+	skipShort(t, "a network namespace")
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (a network namespace): skipped")
 	}

@@ -65,7 +65,7 @@ func TestRelayLoopOffHost(t *testing.T) {
 	d := newDaemon(t, nil)
 	port := netip.MustParseAddrPort(d.UDPAddr).Port()
 	pub := netip.AddrPortFrom(netnstest.ServerAddr4, port)
-	d.WriteConfig(t, Tables{"listen": {"udp": []string{pub.String()}},
+	d.WriteConfig(t, baseTables(), Tables{"listen": {"udp": []string{pub.String()}},
 		"relay": {"upstream": netip.AddrPortFrom(netnstest.ClientAddr4, gamePort).String()}})
 	d.Netns = n.ServerNS
 	d.Start(t)

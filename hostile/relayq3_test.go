@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // startOpenArena runs Debian's openarena-server (an ioquake3 server) on
@@ -20,13 +22,14 @@ import (
 // getinfo. It skips the test where openarena-server is not installed.
 func startOpenArena(t *testing.T) string {
 	t.Helper()
+	skipShort(t, "a real ioquake3 server")
 	bin, err := exec.LookPath("openarena-server")
 	if err != nil {
 		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
 			t.Skip("openarena-server is not installed (apt-get install openarena-server): skipped")
 		}
 	}
-	port := freeUDPPort(t)
+	port := testkit.FreeUDPPort(t)
 	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
@@ -35,7 +38,7 @@ func startOpenArena(t *testing.T) string {
 		"+set", "sv_maxclients", "12", "+set", "sv_master1", "", "+set", "com_homepath", home, "+map", "oa_dm1")
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	cmd.WaitDelay = 2 * time.Second
-	out := &logBuffer{}
+	out := &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
@@ -90,6 +93,7 @@ func askChallenge(c *net.UDPConn, pub netip.AddrPort) bool {
 // each must get 6/6 (the issue measured 8/8 direct to the server). The
 // feed's peer maps each session, at its own address, to its real client.
 func TestRelayOpenArenaPerClientLimits(t *testing.T) {
+	t.Parallel() // 3 getchallenge a second and a real server: it waits
 	game := startOpenArena(t)
 	d := StartDaemon(t, Tables{"relay": {"upstream": game}, "quake3": {"enabled": true}})
 	pub := netip.MustParseAddrPort(d.UDPAddr)

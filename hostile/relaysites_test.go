@@ -31,6 +31,7 @@ type relayRow struct {
 }
 
 func TestRelaySiteCaps(t *testing.T) {
+	t.Parallel() // each row in a namespace of its own, paced well under a CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}
@@ -47,7 +48,10 @@ func TestRelaySiteCaps(t *testing.T) {
 		}},
 	}
 	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) { runRelayRow(t, row) })
+		t.Run(row.name, func(t *testing.T) {
+			t.Parallel()
+			runRelayRow(t, row)
+		})
 	}
 }
 
@@ -64,7 +68,7 @@ func startNSRelay(t *testing.T, ns string, game *handshakeGame, relayKeys map[st
 	for k, v := range relayKeys {
 		keys[k] = v
 	}
-	d.WriteConfig(t, Tables{"relay": keys, "listen": {"workers": testWorkers,
+	d.WriteConfig(t, baseTables(), Tables{"relay": keys, "listen": {"workers": testWorkers,
 		"udp": []string{d.UDPAddr, fmt.Sprintf("[%s]:%d", relayV6, ap.Port())}}})
 	d.Netns = ns
 	d.Start(t)

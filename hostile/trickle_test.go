@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // trickler keeps n connections to addr, each sending head (a request's
@@ -88,6 +90,7 @@ func (tr *trickler) stop() {
 // connections: every one of the game's patches (one a second) is
 // answered 200 within a second.
 func TestFeedHTTPTrickle(t *testing.T) {
+	t.Parallel() // one byte a second: it waits
 	if testing.Short() {
 		t.Skip("a 12 s attack: -short")
 	}
@@ -96,7 +99,7 @@ func TestFeedHTTPTrickle(t *testing.T) {
 	if err := os.WriteFile(tok, []byte(hostileFeedToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	addr := testkit.FreeTCPAddr(t)
 	d := StartDaemon(t, Tables{"feed": {"http": addr, "http_token_file": tok}})
 	bodies := startTrickler(addr, "PUT /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", 8)
 	headers := startTrickler(addr, "PUT /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", 8)
@@ -136,6 +139,7 @@ func TestFeedHTTPTrickle(t *testing.T) {
 // that have not finished their headers are shed for new ones: every probe
 // answers within 1 s.
 func TestAdminTrickle(t *testing.T) {
+	t.Parallel() // one byte a second: it waits
 	if testing.Short() {
 		t.Skip("an 8 s attack: -short")
 	}

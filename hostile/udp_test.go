@@ -84,13 +84,15 @@ func (s *Source) Close() {
 	s.done.Wait()
 }
 
-// waitQuiet waits until none of sources has received anything for quiet,
-// or until limit has passed.
+// waitQuiet waits until none of sources has received anything for quiet
+// (counted from the call at the earliest: replies still on their way are
+// waited for), or until limit has passed.
 func waitQuiet(sources []*Source, quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
+	start := time.Now()
+	deadline := start.Add(limit)
 	for time.Now().Before(deadline) {
 		time.Sleep(quiet / 4)
-		last := int64(0)
+		last := start.UnixNano()
 		for _, s := range sources {
 			last = max(last, s.lastRecv.Load())
 		}

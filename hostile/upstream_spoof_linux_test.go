@@ -32,6 +32,7 @@ const spoofLow, spoofHigh = 32768, 60999
 // front ever shows the forged state, the front's state stays the game
 // server's, and its polls keep being answered throughout.
 func TestUpstreamSpoofedAnswers(t *testing.T) {
+	t.Parallel() // its own namespace; it waits for polls
 	if why := rawSupported(); why != "" {
 		t.Skip(why)
 	}
@@ -39,13 +40,13 @@ func TestUpstreamSpoofedAnswers(t *testing.T) {
 	game := netip.AddrPortFrom(netnstest.ServerAddr4, 27115)
 	back := newDaemon(t, nil)
 	back.Netns, back.UDPAddr = n.ServerNS, game.String()
-	back.WriteConfig(t, Tables{"server": {"name": "the real server", "map": "real_map"},
+	back.WriteConfig(t, baseTables(), Tables{"server": {"name": "the real server", "map": "real_map"},
 		"gamespy4": {"enabled": false}, "sagl": {"enabled": false}, "quake3": {"enabled": false},
 		"bedrock": {"enabled": false}, "sqp": {"enabled": false}})
 	back.Start(t)
 	front := newDaemon(t, nil)
 	front.Netns = n.ClientNS
-	front.WriteConfig(t, Tables{"upstream": {"protocol": "a2s", "address": game.String(), "interval": "200ms", "timeout": "1s"}})
+	front.WriteConfig(t, baseTables(), Tables{"upstream": {"protocol": "a2s", "address": game.String(), "interval": "200ms", "timeout": "1s"}})
 	front.Start(t)
 	ask := func() (*a2s.Info, error) {
 		var info *a2s.Info

@@ -54,7 +54,7 @@ func TestXDPDenyDaemon(t *testing.T) {
 		t.Errorf("queryd_requests_total counted %v denied A2S_INFO (the program's), want 1", got)
 	}
 
-	x.WriteConfig(t, Tables{"limits": {"deny": []string{}}, "quake3": {"packet_rate": 0}})
+	x.WriteConfig(t, baseTables(), Tables{"limits": {"deny": []string{}}, "quake3": {"packet_rate": 0}})
 	reloads := strings.Count(x.Output(), "SIGHUP")
 	x.Signal(t, syscall.SIGHUP)
 	if !waitFor(3*time.Second, func() bool { return strings.Count(x.Output(), "SIGHUP") > reloads }) {

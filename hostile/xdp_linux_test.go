@@ -60,7 +60,7 @@ func startXDPDaemon(t *testing.T, over Tables) *xdpDaemon {
 		over = Tables{}
 	}
 	over["xdp"] = map[string]any{"interfaces": []string{n.ServerIf}, "mode": "native"}
-	d.WriteConfig(t, over)
+	d.WriteConfig(t, baseTables(), over)
 	d.Start(t)
 	if got := d.Metrics(t).Sum("queryd_xdp_attached", "interface", n.ServerIf, "mode", "native"); got != 1 {
 		t.Fatalf("queryd_xdp_attached{interface=%q,mode=\"native\"} = %v, want 1:\n%s", n.ServerIf, got, d.Output())
@@ -278,13 +278,15 @@ func (c *replyCapture) sum(srcs []netip.AddrPort) (t tally, worst int64) {
 	return t, worst
 }
 
-// waitQuiet waits until nothing has come for quiet, or limit has passed.
+// waitQuiet waits until nothing has come for quiet (counted from the call
+// at the earliest), or limit has passed.
 func (c *replyCapture) waitQuiet(quiet, limit time.Duration) {
-	deadline := time.Now().Add(limit)
+	start := time.Now()
+	deadline := start.Add(limit)
 	for time.Now().Before(deadline) {
 		time.Sleep(quiet / 4)
 		c.mu.Lock()
-		last := int64(0)
+		last := start.UnixNano()
 		for _, tl := range c.per {
 			last = max(last, tl.last)
 		}
@@ -650,7 +652,7 @@ func TestXDPBusiestSources(t *testing.T) {
 				} `json:"sources"`
 			} `json:"busiest"`
 		}
-		resp, err := x.httpClient(5 * time.Second).Get("http://" + x.AdminAddr + "/status.json")
+		resp, err := x.HTTPClient(5 * time.Second).Get("http://" + x.AdminAddr + "/status.json")
 		if err != nil {
 			t.Fatalf("GET /status.json: %v", err)
 		}

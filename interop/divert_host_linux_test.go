@@ -119,9 +119,7 @@ func TestDivertHost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	d.Signal(t, syscall.SIGHUP)
 	for name := range games {
 		waitHealthy(t, d, "/healthz/"+name, 15*time.Second)
 	}
@@ -155,9 +153,7 @@ func TestDivertHost(t *testing.T) {
 	if err := os.Remove(files["beta"]); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	d.Signal(t, syscall.SIGHUP)
 	beta, alpha := stands["beta"], stands["alpha"]
 	for deadline := time.Now().Add(15 * time.Second); beta.from(&beta.queries, netnstest.ClientAddr4) == 0; {
 		if time.Now().After(deadline) {

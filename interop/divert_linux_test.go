@@ -19,6 +19,7 @@ import (
 	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/challenge"
 	"github.com/queryd/queryd/internal/netnstest"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/state"
 )
 
@@ -317,7 +318,7 @@ func TestDivertRefused(t *testing.T) {
 		}
 		return p
 	}
-	base := fmt.Sprintf("[feed]\nsocket = %q\n[admin]\nlisten = \"127.0.0.1:0\"\n[a2s]\nenabled = true\n[listen]\ndivert = [\"127.0.0.1:%d\"]\n", dir+"/f.sock", freeUDPPort(t))
+	base := fmt.Sprintf("[feed]\nsocket = %q\n[admin]\nlisten = \"127.0.0.1:0\"\n[a2s]\nenabled = true\n[listen]\ndivert = [\"127.0.0.1:%d\"]\n", dir+"/f.sock", testkit.FreeUDPPort(t))
 	noXDP := write("noxdp.toml", base)
 	r := RunCmd(t, 20*time.Second, "", querydBin, "-config", noXDP)
 	if r.Err == nil || !strings.Contains(r.Stderr, "divert needs [xdp] interfaces") || !strings.Contains(r.Stderr, "relay mode") {

@@ -1,14 +1,10 @@
 package interop
 
 import (
-	"bufio"
 	"net"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // udpSegment is UDP_SEGMENT (linux/udp.h): UDP generic segmentation offload.
@@ -37,29 +33,6 @@ func kernelHasUDPSegment(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	return serr == nil
-}
-
-// Metric reads one sample (name with its labels, as /metrics prints it)
-// from the daemon's /metrics.
-func (d *Daemon) Metric(t *testing.T, sample string) float64 {
-	t.Helper()
-	resp, err := d.httpClient(2 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("%s: %v", sample, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("/metrics has no %s", sample)
-	return 0
 }
 
 // checkSplitsSentWithGSO: the split replies the real clients have just

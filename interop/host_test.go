@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // hostServerFile is a server file for host mode: its own UDP address and
@@ -48,7 +49,7 @@ func TestHostClients(t *testing.T) {
 		Tables:    map[string]map[string]any{"servers": {"include": []string{"servers.d/*.toml"}}},
 	})
 	dir := filepath.Dir(d.ConfigPath)
-	second := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	second := testkit.FreeUDPAddr(t)
 	sock := filepath.Join(dir, "second.sock")
 	if err := os.Mkdir(filepath.Join(dir, "servers.d"), 0o700); err != nil {
 		t.Fatal(err)
@@ -56,9 +57,7 @@ func TestHostClients(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "servers.d", "second.toml"), []byte(hostServerFile(second, sock)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	d.Signal(t, syscall.SIGHUP)
 	waitHealthy(t, d, "/healthz/second", 10*time.Second)
 
 	main := RichState()
@@ -91,7 +90,7 @@ func TestHostClients(t *testing.T) {
 // waitHealthy polls the admin path until it answers 200.
 func waitHealthy(t *testing.T, d *Daemon, path string, limit time.Duration) {
 	t.Helper()
-	client := d.httpClient(time.Second)
+	client := d.HTTPClient(time.Second)
 	code := 0
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		res, err := client.Get("http://" + d.AdminAddr + path)

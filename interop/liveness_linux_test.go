@@ -19,6 +19,7 @@ import (
 	"github.com/queryd/queryd/a2s"
 	"github.com/queryd/queryd/feed"
 	"github.com/queryd/queryd/internal/netnstest"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // The lifecycle table of issue 38 (the liveness contract, docs/feed.md
@@ -298,7 +299,7 @@ func (e *lifeEnv) hostAddr(t *testing.T, i int) netip.AddrPort {
 	if e.xdp() {
 		return netip.AddrPortFrom(netnstest.ServerAddr4, xdpUDP.Port()+uint16(i))
 	}
-	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(freeUDPPort(t)))
+	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(testkit.FreeUDPPort(t)))
 }
 
 // holdUDP binds a, in the server's namespace, so that a server cannot.
@@ -736,7 +737,7 @@ func (f *lifeFeeder) stop(t *testing.T) {
 // body (any status).
 func getJSON(t *testing.T, d *Daemon, path string) (int, map[string]any) {
 	t.Helper()
-	res, err := d.httpClient(3 * time.Second).Get("http://" + d.AdminAddr + path)
+	res, err := d.HTTPClient(3 * time.Second).Get("http://" + d.AdminAddr + path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
@@ -755,7 +756,7 @@ type lifeMetrics map[string]float64
 // readMetrics reads every sample of the daemon's /metrics.
 func readMetrics(t *testing.T, d *Daemon) lifeMetrics {
 	t.Helper()
-	res, err := d.httpClient(3 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
+	res, err := d.HTTPClient(3 * time.Second).Get("http://" + d.AdminAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

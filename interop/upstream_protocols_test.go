@@ -10,6 +10,8 @@ import (
 	"time"
 
 	rfa2s "github.com/rumblefrog/go-a2s"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // stockState is what each stock server stand-in serves: five players with
@@ -37,7 +39,7 @@ func TestUpstreamEveryProtocol(t *testing.T) {
 			back := StartDaemon(t, Options{Protocols: map[string]map[string]any{proto: nil}})
 			st := stockState(proto)
 			back.Replace(t, st)
-			saglHTTP := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+			saglHTTP := testkit.FreeTCPAddr(t)
 			front := StartDaemon(t, Options{
 				Protocols: map[string]map[string]any{
 					// hostport: minequery reads it as an int16; Quake 3 and SAGL

@@ -33,9 +33,7 @@ func TestXDPHost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	d.Signal(t, syscall.SIGHUP)
 	for _, name := range []string{"second", "third"} {
 		waitHealthy(t, d, "/healthz/"+name, 10*time.Second)
 	}

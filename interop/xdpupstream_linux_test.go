@@ -66,7 +66,7 @@ func (p *xdpProbe) silentFor(t *testing.T, what string, d time.Duration) {
 // statusJSON reads the daemon's /status.json from inside its namespace.
 func statusJSON(t *testing.T, d *Daemon) map[string]any {
 	t.Helper()
-	res, err := d.httpClient(2 * time.Second).Get("http://" + d.AdminAddr + "/status.json")
+	res, err := d.HTTPClient(2 * time.Second).Get("http://" + d.AdminAddr + "/status.json")
 	if err != nil {
 		t.Fatalf("GET /status.json: %v", err)
 	}
@@ -95,7 +95,7 @@ func waitSilentReason(t *testing.T, d *Daemon, reason string) map[string]any {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	res, err := d.httpClient(2 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
+	res, err := d.HTTPClient(2 * time.Second).Get("http://" + d.AdminAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

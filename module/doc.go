@@ -18,5 +18,5 @@
 //
 // Adding a protocol is one new package implementing the daemon's and the
 // query command's interfaces with these types, plus one line in the
-// registration list in cmd/queryd.
+// registration list (package protocols).
 package module

@@ -135,6 +135,11 @@ func (s *Section) checkMasters(c *config.Config, errs *config.Errors) {
 		errs.Add("quake3.enabled", "masters answer a heartbeat with getinfo to the heartbeat's source; with [quake3] "+
 			"off and no relay nothing answers it")
 	}
+	if sl := c.Section("sleep"); !s.Enabled && relay && sl != nil && sl.On() {
+		errs.Add("quake3.enabled", "with [sleep] the game server is stopped while it sleeps, and nobody would answer "+
+			"the masters' getinfo (with [quake3] off they go to the game server): set enabled = true so queryd "+
+			"answers them and the masters keep listing the sleeping server")
+	}
 }
 
 // RestartKeys says [[quake3.masters]] take effect on restart (the

@@ -6,9 +6,10 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 func TestCommandOf(t *testing.T) {
@@ -57,39 +58,7 @@ func FuzzCommandOf(f *testing.F) {
 	})
 }
 
-// lockedBuffer is a log destination that tests may read while the relay's
-// goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines returns the JSON log lines written so far.
-func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func debugLogger(w *lockedBuffer, level slog.Level) *slog.Logger {
+func debugLogger(w *testkit.Buffer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
@@ -112,11 +81,11 @@ func q3Game(t *testing.T) netip.AddrPort {
 }
 
 // waitLines waits up to 3 s for the log to hold n lines with message msg.
-func waitLines(t *testing.T, w *lockedBuffer, msg string, n int) []map[string]any {
+func waitLines(t *testing.T, w *testkit.Buffer, msg string, n int) []map[string]any {
 	t.Helper()
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		var got []map[string]any
-		for _, l := range w.lines(t) {
+		for _, l := range w.JSONLines(t) {
 			if l["msg"] == msg {
 				got = append(got, l)
 			}
@@ -125,7 +94,7 @@ func waitLines(t *testing.T, w *lockedBuffer, msg string, n int) []map[string]an
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d %q lines after 3 s, want %d; log:\n%s", len(got), msg, n, w.b.String())
+			t.Fatalf("%d %q lines after 3 s, want %d; log:\n%s", len(got), msg, n, w.String())
 		}
 	}
 }
@@ -134,7 +103,7 @@ func waitLines(t *testing.T, w *lockedBuffer, msg string, n int) []map[string]an
 // the Quake 3 command or "game", size), and a session's start one line
 // with the active count.
 func TestRelayDebugLog(t *testing.T) {
-	var w lockedBuffer
+	var w testkit.Buffer
 	r, _ := newTestRelay(t, Config{Upstream: q3Game(t), Logger: debugLogger(&w, slog.LevelDebug)})
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
@@ -166,11 +135,11 @@ func jsonInt(v any) string {
 
 // Above debug level nothing is logged.
 func TestRelayNoDebugLogAtInfo(t *testing.T) {
-	var w lockedBuffer
+	var w testkit.Buffer
 	r, _ := newTestRelay(t, Config{Upstream: q3Game(t), Logger: debugLogger(&w, slog.LevelInfo)})
 	pub := publicFront(t, r)
 	ask(t, listenLoopback(t), pub, []byte("\xFF\xFF\xFF\xFFgetstatus"))
-	if l := w.lines(t); len(l) != 0 {
+	if l := w.JSONLines(t); len(l) != 0 {
 		t.Errorf("at info level: %v", l)
 	}
 }
@@ -180,7 +149,7 @@ func TestRelayNoDebugLogAtInfo(t *testing.T) {
 // number of lines suppressed, so that every line asked for is either
 // logged or counted.
 func TestRelayDebugLogRateLimited(t *testing.T) {
-	var w lockedBuffer
+	var w testkit.Buffer
 	game := listenLoopback(t)
 	game.SetReadBuffer(4 << 20)
 	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game), Logger: debugLogger(&w, slog.LevelDebug)})
@@ -196,7 +165,7 @@ func TestRelayDebugLogRateLimited(t *testing.T) {
 	// logged counts the lines asked for that were logged; suppressed sums
 	// the summaries' counts.
 	count := func() (logged, suppressed, summaries int) {
-		for _, l := range w.lines(t) {
+		for _, l := range w.JSONLines(t) {
 			if l["msg"] == "relay: debug lines suppressed" {
 				suppressed += int(l["lines"].(float64))
 				summaries++
@@ -233,7 +202,7 @@ func TestRelayDebugLogRateLimited(t *testing.T) {
 // Forwarding in an open session allocates nothing with the logger above
 // debug (the debug log is one bool test then).
 func TestRelayForwardAllocsInfoLogger(t *testing.T) {
-	var w lockedBuffer
+	var w testkit.Buffer
 	game := listenLoopback(t)
 	game.SetReadBuffer(4 << 20)
 	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game), Logger: debugLogger(&w, slog.LevelInfo)})

@@ -5,13 +5,13 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/dgram"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/responder"
 )
 
@@ -40,24 +40,6 @@ func (panickyForwarder) Forward([]byte, netip.AddrPort, netip.Addr, responder.Se
 	panic("forwarder bug")
 }
 
-// lockedBuffer is a log sink the receive loops may write to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestPanicRecovered: a handler (or the Forwarder) that panics on some
 // datagrams costs those datagrams only: the responder keeps answering the
 // others, counts each panic as outcome "panic" of its protocol, and logs
@@ -69,7 +51,7 @@ func TestPanicRecovered(t *testing.T) {
 }
 
 func testPanicRecovered(t *testing.T, layer string) {
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	reg := prometheus.NewRegistry()
 	srv, err := responder.New(responder.Config{
 		Listen:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")},

@@ -1,56 +1,33 @@
 package responder_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/responder"
 )
 
-// syncBuffer is a log destination tests may read while receive loops write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// lines returns the JSON log lines with message prefix msg.
-func (s *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
+// unclaimedServer runs a responder with no handler (every datagram is
+// unclaimed) and no relay, logging JSON at level into w.
+// logLines returns the JSON log lines with message prefix msg.
+func logLines(t *testing.T, w *testkit.Buffer, msg string) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		if strings.HasPrefix(m["msg"].(string), msg) {
+	for _, m := range w.JSONLines(t) {
+		if s, _ := m["msg"].(string); strings.HasPrefix(s, msg) {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// unclaimedServer runs a responder with no handler (every datagram is
-// unclaimed) and no relay, logging JSON at level into w.
-func unclaimedServer(t *testing.T, layer string, level slog.Level, w *syncBuffer) (*responder.Server, *prometheus.Registry) {
+func unclaimedServer(t *testing.T, layer string, level slog.Level, w *testkit.Buffer) (*responder.Server, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	s, err := responder.New(responder.Config{
@@ -96,14 +73,14 @@ func waitUnknown(t *testing.T, reg *prometheus.Registry, n float64) {
 func TestUnclaimedDebugLog(t *testing.T) {
 	for _, layer := range layers {
 		t.Run(layer, func(t *testing.T) {
-			var w syncBuffer
+			var w testkit.Buffer
 			s, reg := unclaimedServer(t, layer, slog.LevelDebug, &w)
 			c := clientConn(t, "127.0.0.1:0")
 			for _, p := range unclaimed {
 				c.WriteToUDPAddrPort(p, s.Addrs()[0])
 			}
 			waitUnknown(t, reg, float64(len(unclaimed)))
-			lines := w.lines(t, "unclaimed datagram")
+			lines := logLines(t, &w, "unclaimed datagram")
 			if len(lines) != 1 {
 				t.Fatalf("%d lines for %d unclaimed datagrams at once, want 1: %v", len(lines), len(unclaimed), lines)
 			}
@@ -119,13 +96,13 @@ func TestUnclaimedDebugLog(t *testing.T) {
 			}
 			// A second later the next unclaimed datagram is logged, with
 			// the count of those that were not.
-			for deadline := time.Now().Add(3 * time.Second); len(w.lines(t, "unclaimed datagram")) < 2; time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(3 * time.Second); len(logLines(t, &w, "unclaimed datagram")) < 2; time.Sleep(50 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatal("no second line within 3 s")
 				}
 				c.WriteToUDPAddrPort(unclaimed[1], s.Addrs()[0])
 			}
-			l = w.lines(t, "unclaimed datagram")[1]
+			l = logLines(t, &w, "unclaimed datagram")[1]
 			if l["head"] != "ffffffff7374617475730a" || l["not_logged_since_last"].(float64) < float64(len(unclaimed)-1) {
 				t.Errorf("second line %v, want the Quake 2 status and at least %d not logged", l, len(unclaimed)-1)
 			}
@@ -135,14 +112,14 @@ func TestUnclaimedDebugLog(t *testing.T) {
 
 // Above debug level no unclaimed datagram is logged.
 func TestUnclaimedNoLogAtInfo(t *testing.T) {
-	var w syncBuffer
+	var w testkit.Buffer
 	s, reg := unclaimedServer(t, responder.SocketBatch, slog.LevelInfo, &w)
 	c := clientConn(t, "127.0.0.1:0")
 	for _, p := range unclaimed {
 		c.WriteToUDPAddrPort(p, s.Addrs()[0])
 	}
 	waitUnknown(t, reg, float64(len(unclaimed)))
-	if l := w.lines(t, "unclaimed"); len(l) != 0 {
+	if l := logLines(t, &w, "unclaimed"); len(l) != 0 {
 		t.Errorf("logged at info level: %v", l)
 	}
 }

@@ -11,37 +11,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/udptest"
 )
 
 // Malicious SAGL servers on loopback: every call must end by its timeout
 // with the error that names what the server did, keeping nothing the
 // protocol does not allow.
 
-const hostileTimeout = 500 * time.Millisecond
-
 // hostileClient dials addr with a short timeout.
 func hostileClient(t *testing.T, addr string) *Client {
 	t.Helper()
 	c := dialTest(t, addr)
-	c.Timeout, c.Retry = hostileTimeout, 100*time.Millisecond
+	c.Timeout, c.Retry = udptest.HostileTimeout, 100*time.Millisecond
 	return c
-}
-
-// inTime fails the test when a call that started at start ran past the
-// client's timeout (plus scheduling slack).
-func inTime(t *testing.T, start time.Time) {
-	t.Helper()
-	if took := time.Since(start); took > hostileTimeout+300*time.Millisecond {
-		t.Fatalf("the call took %s with a timeout of %s", took, hostileTimeout)
-	}
-}
-
-func wantBadAnswer(t *testing.T, err error, what string) {
-	t.Helper()
-	var bad *BadAnswerError
-	if !errors.As(err, &bad) || !strings.Contains(bad.What, what) {
-		t.Fatalf("err %v; want a BadAnswerError saying %q", err, what)
-	}
 }
 
 // rawPart is an info reply with any header fields and data.
@@ -97,8 +80,8 @@ func TestClientHostileOversizedParts(t *testing.T) {
 	c := hostileClient(t, addr)
 	start := time.Now()
 	_, err := c.Info()
-	inTime(t, start)
-	wantBadAnswer(t, err, "datagram of 60020 bytes, over the protocol's 1200")
+	udptest.InTime(t, start)
+	udptest.WantBadAnswer(t, err, "datagram of 60020 bytes, over the protocol's 1200")
 }
 
 // Parts that fit a datagram but add up past the JSON's total are dropped:
@@ -118,8 +101,8 @@ func TestClientHostilePartsPastTotal(t *testing.T) {
 	c := hostileClient(t, addr)
 	start := time.Now()
 	_, err := c.Info()
-	inTime(t, start)
-	wantBadAnswer(t, err, "adding up past the JSON's 2360 bytes")
+	udptest.InTime(t, start)
+	udptest.WantBadAnswer(t, err, "adding up past the JSON's 2360 bytes")
 }
 
 // A part whose header fits but whose JSON cannot fit its parts, or over
@@ -137,7 +120,7 @@ func TestClientHostilePartHeaders(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			addr := udpServer(t, func([]byte, netip.AddrPort, []byte) [][]byte { return [][]byte{c.part} })
 			_, err := hostileClient(t, addr).Info()
-			wantBadAnswer(t, err, c.want)
+			udptest.WantBadAnswer(t, err, c.want)
 		})
 	}
 }
@@ -172,10 +155,10 @@ func TestClientHostileEndlessChallenges(t *testing.T) {
 			} else {
 				_, err = c.Info()
 			}
-			inTime(t, start)
+			udptest.InTime(t, start)
 			most := int32(maxChallenges)
 			if !newToken {
-				most = int32(hostileTimeout/c.Retry) + 2
+				most = int32(udptest.HostileTimeout/c.Retry) + 2
 			}
 			if !errors.Is(err, ErrOnlyChallenges) || !strings.Contains(err.Error(), "answers only with challenges") || requests.Load() > most {
 				t.Errorf("logo %v, new token %v: %d requests (at most %d), err %v; want ErrOnlyChallenges",
@@ -214,7 +197,7 @@ func TestClientHostileJSON(t *testing.T) {
 			}
 			continue
 		}
-		wantBadAnswer(t, err, want)
+		udptest.WantBadAnswer(t, err, want)
 	}
 }
 
@@ -298,8 +281,8 @@ func TestClientHostileLogo(t *testing.T) {
 			c2 := hostileClient(t, pieceServer(t, c.piece))
 			start := time.Now()
 			_, err := c2.Logo()
-			inTime(t, start)
-			wantBadAnswer(t, err, c.want)
+			udptest.InTime(t, start)
+			udptest.WantBadAnswer(t, err, c.want)
 		})
 	}
 }

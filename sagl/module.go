@@ -25,6 +25,11 @@ type Module struct{}
 // Name returns Name.
 func (Module) Name() string { return Name }
 
+// Claims reports whether a datagram is one of the protocol's queries, with
+// the protocol on or off (the daemon's Claimer capability: a query never
+// wakes a sleeping server, [sleep]).
+func (Module) Claims(p []byte) bool { return Claims(p) }
+
 // NewSection returns [sagl] with its defaults.
 func (Module) NewSection() config.Section { return NewSection() }
 

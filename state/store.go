@@ -28,6 +28,9 @@ type Store struct {
 	subs  map[int]func(*Snapshot)
 	subID int
 	now   func() time.Time
+	// asleep: the server's game server is stopped on purpose ([sleep]):
+	// every snapshot has no players (SetAsleep).
+	asleep bool
 }
 
 type seenPlayer struct {
@@ -181,6 +184,26 @@ func (s *Store) SetBase(base map[string]any) error {
 	return err
 }
 
+// SetAsleep says whether the server's game server is asleep (stopped on
+// purpose, [sleep]): while it is, every snapshot has no players, whatever
+// the layers hold, and every other field as they make it (the last state
+// the game had: its name, map and rules). The layers are kept: their
+// players come back, as the sources last gave them, when it wakes. A call
+// that changes nothing makes no snapshot.
+func (s *Store) SetAsleep(asleep bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.asleep == asleep {
+		return nil
+	}
+	s.asleep = asleep
+	if _, err := s.commit(s.base, s.up, s.layer); err != nil {
+		s.asleep = !asleep
+		return err
+	}
+	return nil
+}
+
 // Validate reports whether doc would be accepted as a whole document, without
 // changing anything.
 func Validate(doc map[string]any) error {
@@ -220,6 +243,9 @@ func (s *Store) commit(base, up, layer map[string]any) (Result, error) {
 		for k, v := range m {
 			eff[k] = v
 		}
+	}
+	if s.asleep {
+		eff["players"] = map[string]any{}
 	}
 	snap := &Snapshot{}
 	fixes, err := decodeDocument(eff, snap)

@@ -248,3 +248,43 @@ func TestMergePatchRFC7386(t *testing.T) {
 		}
 	}
 }
+
+// TestSetAsleep: asleep, every snapshot has no players and every other
+// field as the layers make it (a change of a layer while asleep too);
+// awake again, the layers' players come back; a call that changes
+// nothing makes no snapshot.
+func TestSetAsleep(t *testing.T) {
+	s, _ := newStore(t, `{"name":"base","map":"m0","max_players":8,"players":{"1":{"name":"cfg"}}}`)
+	if _, err := s.SetUpstream(doc(t, `{"name":"game","rules":{"g":"1"},"players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Replace(doc(t, `{"map":"m1","players":{"3":{"name":"fed"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetAsleep(true); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot()
+	if len(snap.Players) != 0 || snap.Name != "game" || snap.Map != "m1" || len(snap.Rules) != 1 || snap.Rules[0] != (Rule{"g", "1"}) {
+		t.Fatalf("asleep: %+v", snap)
+	}
+	if !strings.Contains(string(snap.Document()), `"players":{}`) {
+		t.Errorf("asleep: the document's players: %s", snap.Document())
+	}
+	v := snap.Version
+	if err := s.SetAsleep(true); err != nil || s.Snapshot().Version != v {
+		t.Fatalf("SetAsleep(true) again: %v, version %d → %d", err, v, s.Snapshot().Version)
+	}
+	if _, err := s.SetUpstream(doc(t, `{"name":"game2","players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if snap := s.Snapshot(); len(snap.Players) != 0 {
+		t.Fatalf("a new upstream answer while asleep: %v", names(snap))
+	}
+	if err := s.SetAsleep(false); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(s.Snapshot()); len(got) != 1 || got[0] != "fed" {
+		t.Fatalf("awake: players %v, want the feed's", got)
+	}
+}

@@ -42,7 +42,12 @@ type Config struct {
 	OwnGamePort bool
 	// Publish makes a mapped answer the state's upstream layer
 	// (state.Store.SetUpstream); an error leaves the state as it was.
-	Publish  func(doc map[string]any) error
+	Publish func(doc map[string]any) error
+	// Rest is the server's rest ([sleep], package sleep): while its game
+	// server is stopped on purpose the poller neither polls nor is stale,
+	// and once it is awake again its quiet counts from the wake (nil:
+	// never rests).
+	Rest     *activity.Rest
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -64,6 +69,7 @@ type Poller struct {
 	good    activity.Clock // the good answers
 	stale   atomic.Bool    // what Stale last said, to log the changes once
 	wasLive atomic.Bool    // Stale has said false once
+	kick    chan struct{}  // Kick: poll now
 }
 
 // New makes a poller of cfg.Address with its metrics; nothing is asked
@@ -89,7 +95,7 @@ func New(cfg Config) (*Poller, error) {
 	case !cfg.Address.IsValid() || cfg.Address.Port() == 0:
 		return nil, fmt.Errorf("upstream: address %v: want IP:PORT", cfg.Address)
 	}
-	p := &Poller{cfg: cfg, log: cfg.Logger, logs: lograte.New(1.0/60, 3)}
+	p := &Poller{cfg: cfg, log: cfg.Logger, logs: lograte.New(1.0/60, 3), kick: make(chan struct{}, 1)}
 	p.stale.Store(true)
 	if err := p.m.register(cfg.Registry, p); err != nil {
 		return nil, fmt.Errorf("upstream metrics: %w", err)
@@ -100,8 +106,9 @@ func New(cfg Config) (*Poller, error) {
 // Name is the part's name in logs.
 func (p *Poller) Name() string { return "upstream" }
 
-// Serve polls at once, then every Interval, until ctx ends (nil). A poll
-// in progress is cut short.
+// Serve polls at once, then every Interval and at each Kick, until ctx
+// ends (nil). A poll in progress is cut short. While the game server is
+// down on purpose (Config.Rest) nothing is polled.
 func (p *Poller) Serve(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return nil
@@ -110,12 +117,26 @@ func (p *Poller) Serve(ctx context.Context) error {
 	tick := time.NewTicker(p.cfg.Interval)
 	defer tick.Stop()
 	for {
-		p.poll(ctx)
+		if !p.cfg.Rest.IsDown() {
+			p.poll(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-p.kick:
 		}
+	}
+}
+
+// Kick makes the poller poll now (once the poll in progress, if any, is
+// done) instead of at the next Interval: a wake ([sleep]) asks whether the
+// game server answers yet. It never blocks; kicks while one is pending
+// are one.
+func (p *Poller) Kick() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -209,13 +230,16 @@ func (p *Poller) AnsweringSince() time.Time { return p.good.Since() }
 // Stale reports whether the game server has not answered well for longer
 // than StaleAfter, or not yet at all since queryd started (queryd does not
 // serve a state it has not had from the game server). With StaleAfter 0 it
-// is never stale. While it is, queryd answers nothing and its heartbeats
+// is never stale, nor while the server rests (Config.Rest: its game
+// server stopped on purpose), and once it is awake again the quiet counts
+// from the wake. While it is, queryd answers nothing and its heartbeats
 // flatline.
 func (p *Poller) Stale(now time.Time) bool {
-	if p.cfg.StaleAfter <= 0 {
+	if p.cfg.StaleAfter <= 0 || p.cfg.Rest.Resting() {
 		return false
 	}
-	stale := p.good.Last().IsZero() || p.good.Quiet(now, p.cfg.StaleAfter)
+	last := p.good.Last()
+	stale := last.IsZero() || p.cfg.Rest.Quiet(last, now, p.cfg.StaleAfter)
 	if stale != p.stale.Load() && p.stale.CompareAndSwap(!stale, stale) {
 		switch {
 		case stale:

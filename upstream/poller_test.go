@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/state"
 )
@@ -150,7 +151,7 @@ func startPoller(t *testing.T, protocol module.Poller, staleAfter time.Duration,
 // with the new state. Status follows.
 func TestPollerLifecycle(t *testing.T) {
 	up := newScripted("silent")
-	var logs syncBuffer
+	var logs testkit.Buffer
 	p, store, reg := startPoller(t, up, 300*time.Millisecond, &logs)
 	if !p.Stale(time.Now()) {
 		t.Fatal("live before the game server ever answered")

@@ -69,6 +69,10 @@ func newTestNet(t *testing.T) *testNet {
 	steps := [][]string{
 		{"ip", "netns", "add", n.srvNS},
 		{"ip", "netns", "add", n.cliNS},
+		// neither forwards, whatever the host does (a new namespace takes
+		// the host's IPv4 forwarding: on every Docker host, on)
+		{"ip", "netns", "exec", n.srvNS, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
+		{"ip", "netns", "exec", n.cliNS, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
 		{"ip", "link", "add", n.srvIf, "netns", n.srvNS, "type", "veth", "peer", "name", n.cliIf, "netns", n.cliNS},
 		{"ip", "-n", n.srvNS, "addr", "add", srvAddr4.String() + "/24", "dev", n.srvIf},
 		{"ip", "-n", n.cliNS, "addr", "add", cliAddr4.String() + "/24", "dev", n.cliIf},

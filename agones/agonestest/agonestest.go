@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // Rel is where the sdk-server binary lies relative to the folder that
@@ -112,7 +114,7 @@ type Server struct {
 	HTTP, GRPC, Health int
 	mu                 sync.Mutex
 	cmd                *exec.Cmd
-	log                *syncBuffer
+	log                *testkit.Buffer
 	done               chan struct{}
 }
 
@@ -153,7 +155,7 @@ func (s *Server) Write(gameServer string) {
 // answers GET /gameserver.
 func (s *Server) Run() {
 	s.t.Helper()
-	log := &syncBuffer{}
+	log := &testkit.Buffer{}
 	args := append(append([]string(nil), s.Wrap...), s.bin, "--local", "-f", s.file,
 		"--http-port", strconv.Itoa(s.HTTP), "--grpc-port", strconv.Itoa(s.GRPC), "--health-port", strconv.Itoa(s.Health))
 	cmd := exec.Command(args[0], args[1:]...)
@@ -246,22 +248,4 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's two writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

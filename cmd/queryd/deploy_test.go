@@ -257,6 +257,10 @@ address = "`+master+`"
 heartbeat = "DarkPlaces"
 [sagl]
 http = "127.0.0.1:0"
+[sleep]
+after = "1h"
+start = ["true"]
+stop = ["true"]
 `))
 	deadline := time.Now().Add(5 * time.Second)
 	for {

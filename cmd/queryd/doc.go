@@ -1,7 +1,7 @@
 // Command queryd answers game-server queries for a game server that feeds
 // it its state over a Unix socket: server browsers, server lists and bots
 // ask it over UDP in the protocols of its modules (the one registration
-// list, modules.go), and each gets the same state.
+// list, package protocols), and each gets the same state.
 //
 // Usage:
 //

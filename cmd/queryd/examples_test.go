@@ -16,6 +16,7 @@ import (
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
 
 // The feed examples (examples/ and feed.ExampleClient) run against a live
@@ -33,19 +34,20 @@ rejected as expected: state.max_players: want an integer from 0 to 65535, got -1
 players: Alice 3, Bob 10
 `
 
-// buildStatic builds queryd as CI and deploy/docker/Dockerfile do
-// (CGO_ENABLED=0 go build ./cmd/queryd) into a temp dir.
+// releaseVersion and releaseCommit are what the release build stamps.
+const releaseVersion, releaseCommit = "v1.2.3", "0123abc"
+
+// release is queryd built as a release is (.goreleaser.yaml,
+// deploy/docker/Dockerfile): CGO_ENABLED=0, -trimpath, -ldflags "-s -w"
+// with the version and commit stamped. Every test of the built command
+// shares one build (internal/testkit/querydtest).
+var release = querydtest.Build{Static: true, TrimPath: true,
+	LDFlags: "-s -w -X main.version=" + releaseVersion + " -X main.commit=" + releaseCommit}
+
+// buildStatic returns queryd built as a release is (release).
 func buildStatic(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "queryd")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build ./cmd/queryd: %v\n%s", err, out)
-	}
-	return bin
+	return release.Binary(t)
 }
 
 // goTool is the go command running these tests.

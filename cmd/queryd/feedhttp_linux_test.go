@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestFeedHTTPTokenSIGHUP runs the daemon as `queryd -config` does and
@@ -20,7 +20,7 @@ import (
 // SIGHUP, not before; a token file made unfit keeps the token in use.
 func TestFeedHTTPTokenSIGHUP(t *testing.T) {
 	dir := daemontest.Dir(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	addr := testkit.FreeTCPAddr(t)
 	path := withFeedKeys(t, dir, feedHTTPConfig(t, dir, addr, feedToken), "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

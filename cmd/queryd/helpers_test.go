@@ -1,10 +1,16 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
+
+// TestMain runs the tests and removes the queryd binaries they built
+// (internal/testkit/querydtest).
+func TestMain(m *testing.M) { os.Exit(querydtest.Main(m)) }
 
 // testDir is a temp dir short enough for Unix socket paths.
 func testDir(t *testing.T) string { return daemontest.Dir(t) }

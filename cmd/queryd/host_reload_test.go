@@ -10,18 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// freeUDPAddr is a loopback UDP address the kernel just gave (free now).
-func freeUDPAddr(t *testing.T) string {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().String()
-}
+	"github.com/queryd/queryd/internal/testkit"
+)
 
 // writeServerAt writes server name's file in dir listening on udp.
 func writeServerAt(t *testing.T, dir, name, udp string) {
@@ -57,7 +48,7 @@ func answeredAs(t *testing.T, addr string, n int) map[string]int {
 func TestHostReloadKeepsWhatRuns(t *testing.T) {
 	path := writeHost(t)
 	dir := filepath.Dir(path)
-	victim := freeUDPAddr(t)
+	victim := testkit.FreeUDPAddr(t)
 	writeServerAt(t, dir, "victim", victim)
 	d := startHost(t, path)
 	_, port, _ := net.SplitHostPort(victim)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/queryd/queryd/daemon/daemontest"
 	"github.com/queryd/queryd/feed"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/module"
 )
 
@@ -400,7 +401,7 @@ func TestHostRestartsOneServer(t *testing.T) {
 	}
 	wantName(t, d, "bravo", "bravo fed")
 
-	port := freeUDPPort(t)
+	port := testkit.FreeUDPPort(t)
 	newSock := filepath.Join(dir, "alpha-new.sock")
 	b := strings.Replace(serverFile(dir, "alpha", ""), `udp = ["127.0.0.1:0"]`, fmt.Sprintf(`udp = ["127.0.0.1:%d"]`, port), 1)
 	b = strings.Replace(b, fmt.Sprintf("socket = %q", oldSock), fmt.Sprintf("socket = %q", newSock), 1)

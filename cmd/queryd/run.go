@@ -12,15 +12,17 @@ import (
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/daemon"
+	"github.com/queryd/queryd/protocols"
 )
 
 // protocolModule is a protocol module as queryd uses it: the daemon's
 // Module (config section, handler, services) and the query command's
 // querier.
-type protocolModule interface {
-	daemon.Module
-	querier
-}
+type protocolModule = protocols.Module
+
+// modules are queryd's protocol modules, in demux order: the registration
+// list (package protocols).
+var modules = protocols.List()
 
 // daemonModules returns the registration list as the daemon takes it.
 func daemonModules() []daemon.Module {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit"
 )
 
 // TestRunNotifiesSystemd runs the daemon as systemd would (Type=notify) and
@@ -65,7 +66,7 @@ func TestRunNotifiesSystemd(t *testing.T) {
 func TestRunExitsOnPartFailure(t *testing.T) {
 	dir := daemontest.Dir(t)
 	path := daemontest.WriteConfig(t, dir, "")
-	adminPort := freeTCPPort(t)
+	adminPort := testkit.FreeTCPPort(t)
 	os.WriteFile(path, []byte(strings.Replace(string(mustReadFile(t, path)), `listen = "127.0.0.1:0"`, fmt.Sprintf(`listen = "127.0.0.1:%d"`, adminPort), 1)), 0o600)
 	done := make(chan int, 1)
 	go func() { done <- cmdRun([]string{"-config", path}, io.Discard) }()
@@ -93,16 +94,6 @@ func TestRunExitsOnPartFailure(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "feed.sock")); err == nil {
 		t.Fatal("the feed socket is left behind after a part failed")
 	}
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func mustReadFile(t *testing.T, path string) []byte {

@@ -24,7 +24,7 @@ import (
 // The fronting rows of issue 38's table: for every protocol queryd can
 // poll, a stock server of that protocol (a stand-in: a queryd that speaks
 // only it, with its own config and state; for Quake 3 a real ioquake3,
-// upstream_faithful_q3_test.go) and a front of it ([upstream] protocol set
+// interop/ioquake3_test.go) and a front of it ([upstream] protocol set
 // to it, every other setting the front's defaults) are asked the same
 // queries in that protocol with the project's own client, and the answers
 // are compared field by field. The exceptions a protocol needs are named

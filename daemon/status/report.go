@@ -25,6 +25,7 @@ type Report struct {
 	Feed       FeedCard       `json:"feed"`
 	Upstream   *UpstreamCard  `json:"upstream"` // null without [upstream]
 	Agones     *AgonesCard    `json:"agones"`   // null without [agones]
+	Sleep      *SleepCard     `json:"sleep"`    // null without [sleep]
 	Traffic    TrafficCard    `json:"traffic"`
 	Relay      *RelayCard     `json:"relay"`      // null when relay mode is off
 	Heartbeats *HeartbeatCard `json:"heartbeats"` // null without a module's master heartbeats ([[quake3.masters]])
@@ -33,7 +34,9 @@ type Report struct {
 
 // StateCard is what the server answers (feed/doc.go's liveness contract):
 // "answering" the game's current state, "not_fed" ([server]: no feeder or
-// game server has sent state yet), "silent" (nothing; SilentCard says why)
+// game server has sent state yet), "asleep" ([sleep]: the game server
+// stopped on purpose; its last state with no players; SleepCard says
+// more), "silent" (nothing; SilentCard says why)
 // or, for a server of the host that does not run, "down", since when, and
 // whether a source has sent the game's state.
 type StateCard struct {
@@ -89,6 +92,39 @@ type AgonesCard struct {
 	LastError  string     `json:"last_error"`  // why the last read failed or was refused; "" when it was good
 	Stale      bool       `json:"stale"`       // the GameServer is a cause of silence
 	StaleAfter float64    `json:"stale_after_s"`
+}
+
+// SleepCard is the [sleep] cycle: the game server stopped while it has no
+// players, and woken when one comes.
+type SleepCard struct {
+	Phase       string     `json:"phase"`        // awake, idle, stopping, asleep, waking
+	PhaseSince  *time.Time `json:"phase_since"`  // when that phase began
+	AsleepSince *time.Time `json:"asleep_since"` // when the rest began (the stop); null while the game server runs
+	After       float64    `json:"after_s"`      // [sleep] after
+	IdleUntil   *time.Time `json:"idle_until"`   // idle: when stop runs unless a player comes; else null
+	// Wakes are the wakes begun since queryd started by cause (join,
+	// feed), Failures the failed ones by reason (start_failed,
+	// start_timeout, not_ready), Refused those not begun (wakes_per_hour
+	// spent).
+	Wakes         map[string]uint64 `json:"wakes"`
+	Failures      map[string]uint64 `json:"failures"`
+	Refused       uint64            `json:"refused"`
+	WakesPerHour  int               `json:"wakes_per_hour"`
+	WakesLastHour int               `json:"wakes_last_hour"`
+	LastWake      *time.Time        `json:"last_wake"`        // null: none yet
+	LastWakeTook  *float64          `json:"last_wake_took_s"` // the last good wake's time; null: none yet
+	// LastFailure is the last wake or stop that failed; null: none.
+	LastFailure *SleepFailure `json:"last_failure"`
+	Held        int           `json:"held"`       // game datagrams held now for the wake
+	HeldBytes   int           `json:"held_bytes"` // their bytes
+}
+
+// SleepFailure is a wake or stop that failed.
+type SleepFailure struct {
+	Reason string    `json:"reason"` // start_failed, start_timeout, not_ready, stop_failed
+	At     time.Time `json:"at"`
+	Error  string    `json:"error"`  // the command's exit status or timeout ("" for not_ready)
+	Output string    `json:"output"` // its output, at most 4 KiB
 }
 
 // ServerCard is what the server is and who plays on it.
@@ -191,6 +227,7 @@ func (s *Sampler) Report(now time.Time) Report {
 	r.Feed = s.feedCard(now, sl)
 	r.Upstream = s.upstreamCard(now, sl)
 	r.Agones = s.agonesCard(now, sl)
+	r.Sleep = s.sleepCard()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Traffic = s.trafficCard(r.Server.Protocols)
@@ -270,6 +307,25 @@ func (s *Sampler) agonesCard(now time.Time, sl Silence) *AgonesCard {
 		c.LastRead = timeOrNil(st.LastRead)
 		age := math.Round(max(now.Sub(st.LastRead).Seconds(), 0)*10) / 10
 		c.ReadAge = &age
+	}
+	return c
+}
+
+func (s *Sampler) sleepCard() *SleepCard {
+	if s.src.Sleep == nil {
+		return nil
+	}
+	st := s.src.Sleep()
+	c := &SleepCard{Phase: st.Phase.String(), PhaseSince: timeOrNil(st.PhaseSince), AsleepSince: timeOrNil(st.AsleepSince),
+		After: st.After.Seconds(), IdleUntil: timeOrNil(st.IdleUntil), Wakes: st.Wakes, Failures: st.Failures,
+		Refused: st.Refused, WakesPerHour: st.WakesPerHour, WakesLastHour: st.WakesLastHour, LastWake: timeOrNil(st.LastWake),
+		Held: st.Held, HeldBytes: st.HeldBytes}
+	if st.LastWakeTook > 0 {
+		took := math.Round(st.LastWakeTook.Seconds()*100) / 100
+		c.LastWakeTook = &took
+	}
+	if f := st.LastFailure; !f.At.IsZero() {
+		c.LastFailure = &SleepFailure{Reason: f.Reason, At: f.At.UTC(), Error: f.Err, Output: f.Output}
 	}
 	return c
 }

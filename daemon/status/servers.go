@@ -34,6 +34,9 @@ type Row struct {
 	Reasons []string `json:"reasons"`
 	Stale   bool     `json:"stale"`
 	Fed     bool     `json:"fed"`
+	// Asleep: [sleep]: its game server is stopped on purpose; it answers
+	// its last state with no players.
+	Asleep bool `json:"asleep"`
 	// RequestsPerS and AnsweredPerS are the last sample's queries per
 	// second, every protocol together, and those answered.
 	RequestsPerS float64 `json:"requests_per_s"`
@@ -50,7 +53,7 @@ func (s *Sampler) Row(name string, now time.Time) Row {
 	r := Row{Name: name, State: "running", Listen: []string{}, Reasons: []string{}}
 	if s.src.Silence != nil {
 		sl := s.src.Silence(now)
-		r.Silent, r.Stale, r.Fed = sl.Silent, sl.Feed, sl.Fed
+		r.Silent, r.Stale, r.Fed, r.Asleep = sl.Silent, sl.Feed, sl.Fed, sl.State == "asleep"
 		r.Reasons = append(r.Reasons, sl.Reasons...)
 	}
 	if s.src.Snapshot != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/queryd/queryd/agones"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sleep"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
 )
@@ -18,7 +19,8 @@ import (
 // anything), why, since when, and when it falls silent by itself.
 type Silence struct {
 	// State is "answering" (the game's current state), "not_fed" (no
-	// source has sent state yet: [server]) or "silent".
+	// source has sent state yet: [server]), "asleep" ([sleep]: the game
+	// server stopped on purpose; its last state, no players) or "silent".
 	State string
 	// Fed reports whether a source (a feeder, the game server) has sent
 	// the game's state.
@@ -60,6 +62,9 @@ type Source struct {
 	// Agones is what the [agones] watcher knows of the GameServer; nil
 	// without [agones] (the card is left out).
 	Agones func() agones.Status
+	// Sleep is the [sleep] cycle's state; nil without [sleep] (the card is
+	// left out).
+	Sleep func() sleep.Status
 	// Gatherer holds the counters the sampler reads once a second.
 	Gatherer prometheus.Gatherer
 	// Heartbeats names the master heartbeats' metrics (a module's, found

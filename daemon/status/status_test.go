@@ -23,6 +23,7 @@ import (
 	"github.com/queryd/queryd/daemon/status"
 	"github.com/queryd/queryd/module"
 	"github.com/queryd/queryd/responder"
+	"github.com/queryd/queryd/sleep"
 	"github.com/queryd/queryd/state"
 	"github.com/queryd/queryd/upstream"
 )
@@ -435,6 +436,10 @@ func jsonFields(prefix string, v any, into map[string]bool) {
 				name = "<series>"
 			case strings.HasSuffix(prefix, ".outcomes") && strings.HasPrefix(prefix, "busiest"):
 				name = "<outcome>"
+			case prefix == "sleep.wakes":
+				name = "<cause>"
+			case prefix == "sleep.failures":
+				name = "<reason>"
 			}
 			p := name
 			if prefix != "" {
@@ -468,6 +473,13 @@ func TestStatusJSONSchema(t *testing.T) {
 		now := time.Now()
 		return agones.Status{SDK: "localhost:9358", State: "Ready", Class: agones.ClassAnswering, ClassSince: now.Add(-time.Minute),
 			AnsweringSince: now.Add(-time.Minute), LastRead: now, Watching: true}
+	}
+	src.Sleep = func() sleep.Status {
+		now := time.Now()
+		return sleep.Status{Phase: sleep.Asleep, PhaseSince: now, AsleepSince: now, After: time.Minute,
+			Wakes: map[string]uint64{"join": 2, "feed": 1}, Failures: map[string]uint64{sleep.FailStart: 1},
+			WakesPerHour: 6, WakesLastHour: 3, LastWake: now, LastWakeTook: time.Second,
+			LastFailure: sleep.Failure{Reason: sleep.FailStart, At: now, Err: "exit status 1", Output: "no such unit"}}
 	}
 	s := status.New(src, nil)
 	s.Sample(time.Now())

@@ -32,3 +32,42 @@ func TestClock(t *testing.T) {
 		t.Fatal("after 0: one run, never quiet")
 	}
 }
+
+func TestRest(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const after = 10 * time.Second
+	var none *Rest
+	if none.Resting() || none.IsDown() || !none.Since().IsZero() || none.From(t0) != t0 || !none.Quiet(t0, t0.Add(11*time.Second), after) {
+		t.Fatal("a nil rest: never resting, quiet as a clock")
+	}
+	var r Rest
+	if r.Resting() || r.Quiet(time.Time{}, t0, after) {
+		t.Fatal("awake; a source that never spoke is never quiet")
+	}
+	r.Down(t0.Add(20 * time.Second))
+	if !r.Resting() || !r.IsDown() || !r.Since().Equal(t0.Add(20*time.Second)) {
+		t.Fatalf("down: resting %v down %v since %v", r.Resting(), r.IsDown(), r.Since())
+	}
+	if r.Quiet(t0, t0.Add(time.Hour), after) {
+		t.Fatal("no source is quiet while the server rests")
+	}
+	r.Waking()
+	if !r.Resting() || r.IsDown() {
+		t.Fatal("waking: resting, not down")
+	}
+	r.Down(t0.Add(40 * time.Second)) // a wake failed: the rest goes on
+	if !r.Since().Equal(t0.Add(20 * time.Second)) {
+		t.Fatalf("a failed wake keeps the rest's start, got %v", r.Since())
+	}
+	woke := t0.Add(time.Hour)
+	r.Woke(woke)
+	if r.Resting() || !r.Since().IsZero() {
+		t.Fatal("woken: not resting")
+	}
+	if !r.From(t0).Equal(woke) || !r.From(woke.Add(time.Second)).Equal(woke.Add(time.Second)) {
+		t.Fatalf("From: the later of the last word and the wake: %v", r.From(t0))
+	}
+	if r.Quiet(t0, woke.Add(after), after) || !r.Quiet(t0, woke.Add(after+time.Nanosecond), after) {
+		t.Fatal("quiet counts from the wake")
+	}
+}

@@ -36,9 +36,13 @@ var seq atomic.Int32
 // XDP program on the client's end (a veth receives what its peer's program
 // sends with XDP_TX only when it has a program itself). t.Cleanup removes
 // it all. It skips the test, saying why, when not root, without ip(8) or
-// when the kernel refuses XDP; a program the verifier rejects fails it.
+// when the kernel refuses XDP, and under -short (the tests that need it
+// are slow); a program the verifier rejects fails it.
 func New(t testing.TB) *Net {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a test network of namespaces and a veth: -short")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the XDP test network needs root (network namespaces, CAP_BPF, CAP_NET_ADMIN): skipped")
 	}
@@ -73,6 +77,10 @@ func (n *Net) steps() [][]string {
 	return [][]string{
 		{"ip", "netns", "add", s},
 		{"ip", "netns", "add", c},
+		// neither forwards, whatever the host does (a new namespace takes
+		// the host's IPv4 forwarding: on every Docker host, on)
+		{"ip", "netns", "exec", s, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
+		{"ip", "netns", "exec", c, "sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"},
 		{"ip", "link", "add", n.ServerIf, "netns", s, "type", "veth", "peer", "name", n.ClientIf, "netns", c},
 		{"ip", "-n", s, "addr", "add", ServerAddr4.String() + "/24", "dev", n.ServerIf},
 		{"ip", "-n", c, "addr", "add", ClientAddr4.String() + "/24", "dev", n.ClientIf},

@@ -8,7 +8,7 @@
 // from a thread moved into one (Enter, Do), or from a process started by
 // such a thread (a child inherits its thread's network namespace). New
 // skips the test, with the reason, where the network cannot be made: not
-// root, no ip(8), or a kernel that refuses XDP.
+// root, no ip(8), or a kernel that refuses XDP; and under -short.
 package netnstest
 
 import "net/netip"

@@ -183,6 +183,40 @@ function renderState(r) {
     ". No feeder has sent state" + (r.upstream ? " and the game server has not answered" : "") + ".";
 }
 
+// wakesText is "N (join a, feed b)" from a count by cause.
+function wakesText(m) {
+  const parts = Object.keys(m).sort().filter((k) => m[k]).map((k) => k + " " + m[k]);
+  const n = Object.values(m).reduce((a, b) => a + b, 0);
+  return n + (parts.length ? " (" + parts.join(", ") + ")" : "");
+}
+
+// renderSleep shows the [sleep] cycle: a banner while the game server
+// sleeps (or is stopped or woken) and the sleep card.
+function renderSleep(r) {
+  const z = r.sleep;
+  const b = $("asleep-banner");
+  const asleep = r.state.state === "asleep";
+  b.hidden = !asleep;
+  b.textContent = !asleep ? "" : (z && z.phase === "waking" ? "Waking" : "Asleep") + " since " + fmtTime(r.state.since) +
+    ": the game server is stopped while it has no players; every protocol answers its last state with 0 players, and a player's join wakes it." +
+    (z ? " Wakes: " + wakesText(z.wakes) + "; failed: " + wakesText(z.failures) + "." : "");
+  $("sleep").hidden = !z;
+  if (!z) return;
+  const what = { awake: "awake: players on", idle: "idle: no players", stopping: "stopping", asleep: "asleep: the game server is stopped", waking: "waking: start ran" };
+  setText("sleep-phase", (what[z.phase] || z.phase) + " since " + fmtTime(z.phase_since) +
+    (z.idle_until ? "; stopped at " + fmtTime(z.idle_until) + " unless a player comes (after " + fmtDuration(z.after_s) + ")" : ""));
+  $("sleep-phase").className = z.phase === "awake" || z.phase === "idle" ? "good" : "warn";
+  setText("sleep-since", z.asleep_since ? fmtTime(z.asleep_since) : "–");
+  setText("sleep-wakes", wakesText(z.wakes) + "; " + z.wakes_last_hour + " in the last hour of " + z.wakes_per_hour + " allowed" +
+    (z.refused ? "; " + z.refused + " refused" : ""));
+  setText("sleep-failures", wakesText(z.failures));
+  setText("sleep-last", z.last_wake ? fmtTime(z.last_wake) + (z.last_wake_took_s !== null ? ", took " + fmtDuration(z.last_wake_took_s) : "") : "never");
+  const f = z.last_failure;
+  setText("sleep-failure", f ? f.reason + " at " + fmtTime(f.at) + (f.error ? ": " + f.error : "") + (f.output ? "\n" + f.output : "") : "none");
+  $("sleep-failure").className = f ? "bad" : "";
+  setText("sleep-held", z.held + " datagrams, " + z.held_bytes + " bytes");
+}
+
 function renderAgones(r) {
   const a = r.agones;
   $("agones").hidden = !a;
@@ -202,6 +236,7 @@ function renderDown(r) {
   document.querySelector("main").hidden = true;
   $("silent-banner").hidden = true;
   $("notfed-banner").hidden = true;
+  $("asleep-banner").hidden = true;
   const b = $("down-banner");
   b.textContent = "Down: this server does not run, so it answers nothing: " + r.state.error;
   b.hidden = false;
@@ -340,6 +375,7 @@ function render(r) {
   renderFeed(r);
   renderUpstream(r);
   renderAgones(r);
+  renderSleep(r);
   renderTraffic(r);
   renderRelay(r);
   renderHeartbeats(r);
@@ -367,8 +403,8 @@ function renderServers(l) {
     name.append(a);
     const up = s.state === "running";
     const state = !up ? "down: " + s.error : s.silent ? "silent (" + s.reasons.join(", ") + ")" :
-      s.fed ? "answering" : "not fed yet: serving [server]";
-    tr.append(name, el("td", !up || s.silent ? "bad state" : s.fed ? "good state" : "warn state", state),
+      s.asleep ? "asleep" : s.fed ? "answering" : "not fed yet: serving [server]";
+    tr.append(name, el("td", !up || s.silent ? "bad state" : s.fed || s.asleep ? "good state" : "warn state", state),
       el("td", s.stale ? "bad feed" : "feed", up ? (s.stale ? "stale" : s.fed ? "live" : "not fed") : "–"),
       el("td", null, s.title), el("td", null, s.map),
       el("td", "num", up ? s.players + " / " + s.max_players : "–"),

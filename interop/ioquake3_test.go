@@ -1,15 +1,125 @@
-package main
+package interop
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/a2s"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/quake3"
 )
+
+// A queryd in front of a real ioquake3 server (Debian's openarena-server):
+// [upstream] polls it over Quake 3 and the front answers what it says.
+
+// TestLiveIoquake3 puts a queryd in front of a real ioquake3 server
+// (Debian's openarena-server, with 2 bots) where the machine has one: the
+// front shows the server's hostname, map, slots and players in Quake 3 and
+// in A2S. Skipped where openarena-server is not installed (CI does not
+// install it: its data is hundreds of MB).
+func TestLiveIoquake3(t *testing.T) {
+	addr, out := startIoquake3(t)
+	direct := waitStatus(t, addr, 60*time.Second, func(st *quake3.Status) bool { return len(st.Players) == 2 }, out)
+
+	front := StartDaemon(t, Options{
+		Protocols: map[string]map[string]any{"a2s": nil, "quake3": {"protocol": 71}},
+		Tables:    map[string]map[string]any{"upstream": {"protocol": "quake3", "address": addr, "interval": "500ms"}},
+	})
+	st := waitStatus(t, front.UDPAddr, 10*time.Second, func(st *quake3.Status) bool { return len(st.Players) == 2 }, nil)
+	for _, k := range []string{"sv_hostname", "mapname", "sv_maxclients", "version", "g_gametype", "com_protocol", "bot_minplayers"} {
+		if st.Info.Get(k) != direct.Info.Get(k) {
+			t.Errorf("front %s = %q, the server's %q", k, st.Info.Get(k), direct.Info.Get(k))
+		}
+	}
+	for i, p := range st.Players {
+		if p.Ping != 0 {
+			t.Errorf("front player %d %+v: ioquake3's bots have ping 0", i, p)
+		}
+	}
+	c, err := a2s.Dial(front.UDPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "^1queryd ^7live" || info.Map != "oa_dm1" || info.MaxPlayers != 12 || info.Players != 2 || info.Bots != 2 || info.Folder != "baseoa" {
+		t.Errorf("front A2S_INFO %+v", info)
+	}
+	t.Logf("ioquake3 %s: %q on %s, %d players; the front's A2S: %q, %d/%d players (%d bots)",
+		addr, direct.Info.Get("sv_hostname"), direct.Info.Get("mapname"), len(direct.Players), info.Name, info.Players, info.MaxPlayers, info.Bots)
+}
+
+// startIoquake3 starts Debian's openarena-server (ioquake3) on a free
+// port of 127.0.0.1 with 2 bots, 12 slots and the hostname "^1queryd
+// ^7live" on oa_dm1, for up to 2 minutes, and returns its address and
+// output. The test is skipped where openarena-server is not installed (CI
+// does not install it: its data is hundreds of MB) and under -short.
+func startIoquake3(t *testing.T) (string, *testkit.Buffer) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a real ioquake3 server: -short")
+	}
+	bin, err := exec.LookPath("openarena-server")
+	if err != nil {
+		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
+			t.Skip("openarena-server is not installed (apt-get install openarena-server): the live ioquake3 test is skipped")
+		}
+	}
+	port := testkit.FreeUDPPort(t)
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin,
+		"+set", "dedicated", "1", "+set", "net_enabled", "1", "+set", "net_ip", "127.0.0.1", "+set", "net_port", fmt.Sprint(port),
+		"+set", "sv_hostname", "^1queryd ^7live", "+set", "sv_maxclients", "12", "+set", "bot_minplayers", "2",
+		"+set", "com_homepath", home, "+map", "oa_dm1")
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	cmd.WaitDelay = 2 * time.Second
+	out := &testkit.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return fmt.Sprintf("127.0.0.1:%d", port), out
+}
+
+// waitStatus asks addr getstatus until ok says yes, for up to limit.
+func waitStatus(t *testing.T, addr string, limit time.Duration, ok func(*quake3.Status) bool, log *testkit.Buffer) *quake3.Status {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := quake3.Dial(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Timeout = 500 * time.Millisecond
+		st, err := c.Status()
+		c.Close()
+		if err == nil && ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			if log != nil {
+				t.Logf("server output:\n%s", log)
+			}
+			t.Fatalf("%s: no good getstatus answer within %s (last: %v)", addr, limit, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
 
 // q3InfoOnly are ioquake3's infoResponse keys that its statusResponse does
 // not carry: a poll (getstatus) never sees them, so a front cannot say
@@ -36,14 +146,10 @@ var q3InfoOnly = []string{"voip", "pure"}
 func TestFaithfulQuake3(t *testing.T) {
 	addr, out := startIoquake3(t)
 	waitStatus(t, addr, 60*time.Second, func(st *quake3.Status) bool { return len(st.Players) == 2 }, out)
-	front := daemontest.Start(t, mods, fmt.Sprintf(`[upstream]
-protocol = "quake3"
-address = %q
-interval = "3s"
-timeout = "1s"
-[quake3]
-packet_rate = 0.0
-`, addr))
+	front := StartDaemon(t, Options{
+		Protocols: map[string]map[string]any{"quake3": {"packet_rate": 0.0}},
+		Tables:    map[string]map[string]any{"upstream": {"protocol": "quake3", "address": addr, "interval": "3s", "timeout": "1s"}},
+	})
 
 	dial := func(addr string) *quake3.Client {
 		c, err := quake3.Dial(addr)
@@ -54,7 +160,7 @@ packet_rate = 0.0
 		c.Timeout = 2 * time.Second
 		return c
 	}
-	stock, fr := dial(addr), dial(front.UDP().String())
+	stock, fr := dial(addr), dial(front.UDPAddr)
 	status := func(c *quake3.Client) (*quake3.Status, error) {
 		st, err := c.Status()
 		if err == nil {
