@@ -51,7 +51,7 @@ awk -v h="## [$version] - $date" '
 	/^## \[Unreleased\]$/ && !done { print ""; print h; done = 1 }
 ' "$file" |
 	# The intro written before the first release.
-	perl -0pe 's/queryd\s+has\s+not\s+tagged\s+a\s+version\s+yet:\s+everything\s+so\s+far\s+is\s+under\s+Unreleased,\s+grouped\s+by\s+capability\./Each version lists its changes grouped by capability;\nthe next version'"'"'s are under Unreleased./' |
+	perl -0pe 's/queryd\s+has\s+not\s+tagged\s+a\s+version\s+yet:\s+everything\s+so\s+far\s+is\s+under\s+Unreleased,\s+grouped\s+by\s+capability\./Each version lists\nits changes grouped by capability; the next version'"'"'s are under Unreleased./' |
 	# The link references: drop the old Unreleased one, then add.
 	grep -v '^\[Unreleased\]: ' >"$tmp"
 # Trailing blank lines go; one blank line before the references.

@@ -87,6 +87,18 @@ else
 	say "no vX.Y.Z tag at HEAD: a snapshot of commit $commit (latest tag reachable: $latest); platforms: $platforms (QUERYD_RELEASE_PLATFORMS)"
 fi
 
+# A tag needs its CHANGELOG.md section, "## [0.1.0] - 2026-12-05" for
+# v0.1.0, listing at least one change: checked before the build, and its
+# text (up to the next "## " heading) is the release's notes.
+if [ "$mode" = release ]; then
+	tagver=${tag#v}
+	heading=$(grep -m 1 -E "^## \[${tagver//./\\.}\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\$" "$src/CHANGELOG.md") ||
+		fail "$tag: CHANGELOG.md has no section '## [$tagver] - YYYY-MM-DD' (deploy/ci/changelog-release.sh $tagver makes it from Unreleased; commit, then tag)"
+	awk -v h="$heading" '$0 == h {on = 1; next} on && /^## / {exit} on' "$src/CHANGELOG.md" >"$tmp/release-notes.md"
+	grep -q '^- ' "$tmp/release-notes.md" || fail "$tag: CHANGELOG.md's section '$heading' lists no change"
+	pass "CHANGELOG.md: '$heading', $(grep -c '^- ' "$tmp/release-notes.md") entries (dist/release-notes.md)"
+fi
+
 # goreleaser reads the URL of the remote; a clone without one (a worktree
 # made from a bundle, say) gets this clone's own path, through git's
 # environment only (no config is written).
@@ -108,12 +120,7 @@ version=$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json)
 [ -n "$version" ] || fail "no version in dist/metadata.json"
 if [ "$mode" = release ]; then
 	[ "$version" = "${tag#v}" ] || fail "goreleaser made version '$version' of tag $tag, want ${tag#v}"
-	# The version's changelog section, up to the next one, as the notes.
-	heading=$(grep -m 1 -E "^## \[${version//./\\.}\] - [0-9]{4}-[0-9]{2}-[0-9]{2}\$" "$src/CHANGELOG.md") ||
-		fail "CHANGELOG.md has no section '## [$version] - YYYY-MM-DD' (run deploy/ci/changelog-release.sh $version, commit, then tag)"
-	awk -v h="$heading" '$0 == h {on = 1; next} on && /^## / {exit} on' "$src/CHANGELOG.md" >dist/release-notes.md
-	grep -q '^- ' dist/release-notes.md || fail "CHANGELOG.md's section '$heading' lists no change"
-	pass "CHANGELOG.md: '$heading', $(grep -c '^- ' dist/release-notes.md) entries (dist/release-notes.md)"
+	cp "$tmp/release-notes.md" dist/release-notes.md
 fi
 
 for target in linux_amd64_v1 linux_arm64_v8.0; do
