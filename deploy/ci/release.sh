@@ -26,7 +26,8 @@
 # Checked:
 #   - checksums.txt lists exactly those files and matches them;
 #   - the linux binaries are static and stripped; the darwin and windows
-#     ones (when built) exist;
+#     ones exist (a snapshot: cmd/queryd compiles for darwin/arm64 and
+#     windows/amd64);
 #   - the linux amd64 archive's binary, `queryd version`, prints the version
 #     and the commit (from -ldflags): "queryd 0.1.0 (commit …)" for v0.1.0;
 #   - the archives hold README.md, LICENSE and queryd.toml.example, the
@@ -121,6 +122,18 @@ version=$(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json)
 if [ "$mode" = release ]; then
 	[ "$version" = "${tag#v}" ] || fail "goreleaser made version '$version' of tag $tag, want ${tag#v}"
 	cp "$tmp/release-notes.md" dist/release-notes.md
+fi
+
+# A snapshot builds Linux only: the other platforms are still compiled
+# (cached between runs; -trimpath, as goreleaser, shares its build cache),
+# so that code that does not build for them fails here, not on the tag.
+if [ "$platforms" != all ]; then
+	start=$SECONDS
+	for p in darwin/arm64 windows/amd64; do
+		(cd "$src" && GOFLAGS='' CGO_ENABLED=0 GOOS=${p%/*} GOARCH=${p#*/} go build -trimpath -o /dev/null ./cmd/queryd) ||
+			fail "cmd/queryd does not build for $p: a tag's release, which builds it, would fail"
+	done
+	pass "cmd/queryd builds for darwin/arm64 and windows/amd64 too (a tag's release builds them), in $((SECONDS - start)) s"
 fi
 
 for target in linux_amd64_v1 linux_arm64_v8.0; do
