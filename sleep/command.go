@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -53,8 +52,7 @@ func Run(ctx context.Context, argv []string, timeout time.Duration) Result {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out := &capped{max: MaxOutput}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	ownProcessGroup(cmd)
 	cmd.WaitDelay = waitDelay
 	start := time.Now()
 	err := cmd.Run()

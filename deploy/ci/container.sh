@@ -10,49 +10,22 @@
 #   - a host folder bind-mounted on /run/queryd fails unless owned by 65532;
 #   - `podman stop` ends it with exit code 0 within 2 s.
 #
-# Stand-ins: our machines cannot reach the base images' registries, so this
-# script builds local images under the same names the Dockerfile uses, and
-# podman builds with --pull=never --network=none:
-#   golang:<GO_VERSION>-bookworm: the cached debootstrap tree (lib.sh) plus
-#     this machine's Go and, with GOPROXY=off, this module's dependencies
-#     (from the machine's module cache) so `go mod download` works offline;
-#   gcr.io/distroless/static-debian12:nonroot: a static tree with passwd and
-#     group (nonroot = 65532), /tmp, /home/nonroot and CA certificates.
-# The Dockerfile itself is the one users build. Both stand-ins carry a label
-# naming what they were made from, and are remade when that changes.
+# Stand-ins (lib.sh): our machines cannot reach the base images'
+# registries, so this script builds local images under the same names the
+# Dockerfile uses (golang:<GO_VERSION>-bookworm, distroless static nonroot),
+# and podman builds with --pull=never --network=none. The Dockerfile itself
+# is the one users build.
 #
-# podman runs with runc and a containers.conf of its own (CONTAINERS_CONF):
-# crun fails on this VM's hybrid cgroups, and runc cannot raise
-# RLIMIT_NOFILE past the hard limit without CAP_SYS_RESOURCE, so the
-# default ulimits are this machine's hard limits. Ports are published on
-# 127.0.0.1 only, through slirp4netns's port forwarder (loopback on both
-# sides).
+# podman runs with runc and a containers.conf of its own (lib.sh's
+# podman_setup). Ports are published on 127.0.0.1 only, through
+# slirp4netns's port forwarder (loopback on both sides).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 . deploy/ci/lib.sh
 
-need_debs podman=podman runc=runc slirp4netns=slirp4netns curl=curl
-mkdir -p "$QUERYD_CI_CACHE"
-export CONTAINERS_CONF="$QUERYD_CI_CACHE/containers.conf"
-# nofile: at most this shell's hard limit; nproc: a modest 4096 (runc was
-# refused anything from 65536 up here, below this shell's hard limit).
-nofile=$(ulimit -Hn)
-[ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
-ULIMITS=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=4096:4096")
-cat >"$CONTAINERS_CONF" <<CONF
-# Written by deploy/ci/container.sh.
-[containers]
-default_ulimits = ["nofile=$nofile:$nofile", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-CONF
-
-go_version=$(sed -n 's/^ARG GO_VERSION=//p' deploy/docker/Dockerfile)
-GO_IMAGE=docker.io/library/golang:${go_version}-bookworm
-BASE_IMAGE=$(sed -n 's/^FROM \([^ ]*distroless[^ ]*\).*/\1/p' deploy/docker/Dockerfile)
-[ -n "$go_version" ] && [ -n "$BASE_IMAGE" ] || fail "cannot read the base images from deploy/docker/Dockerfile"
+podman_setup
+need_debs curl=curl
+dockerfile_base_images
 IMAGE=localhost/queryd-ci:latest
 tmp=$(mktemp -d)
 name=queryd-ci-$$
@@ -64,63 +37,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# stamp IMAGE prints the image's queryd-ci.stamp label ("" if absent).
-stamp() { podman image inspect --format '{{index .Labels "queryd-ci.stamp"}}' "$1" 2>/dev/null || true; }
-# drop_old IMAGE ID removes the image ID if IMAGE no longer names it (a
-# stand-in remade under the same name leaves the old one untagged).
-drop_old() {
-	if [ -n "$2" ] && [ "$2" != "$(podman image inspect --format '{{.Id}}' "$1" 2>/dev/null)" ]; then
-		podman rmi "$2" >/dev/null 2>&1 || true
-	fi
-}
-
-# The Go build stage's stand-in.
-go mod download
-tree=$(debian_tree)
-want="$(go env GOVERSION) $(sha256sum go.sum | cut -c1-16) $(basename "$tree")"
-if [ "$(stamp "$GO_IMAGE")" != "$want" ]; then
-	say "making the stand-in $GO_IMAGE ($want)"
-	old_image=$(podman image inspect --format '{{.Id}}' "$GO_IMAGE" 2>/dev/null || true)
-	hostcache=$(go env GOMODCACHE)
-	GOFLAGS=-modcacherw GOMODCACHE="$tmp/gomod" GOSUMDB=off \
-		GOPROXY="file://$hostcache/cache/download" go mod download
-	goroot=$(go env GOROOT)
-	tar -c -C "$tree" . -C "$(dirname "$goroot")" "$(basename "$goroot")" -C "$tmp" gomod \
-		--transform="s,^$(basename "$goroot")\(/\|$\),usr/local/go\1," --transform='s,^gomod\(/\|$\),go/pkg/mod\1,' |
-		podman import --quiet \
-			--change 'ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-			--change 'ENV GOPATH=/go' --change 'ENV GOTOOLCHAIN=local' --change 'ENV GOPROXY=off' \
-			--change 'WORKDIR /go' --change "LABEL queryd-ci.stamp=\"$want\"" - "$GO_IMAGE" >/dev/null
-	chmod -R u+w "$tmp/gomod" && rm -rf "$tmp/gomod"
-	drop_old "$GO_IMAGE" "$old_image"
-fi
-
-# The runtime stage's stand-in.
-want="static nonroot 1"
-if [ "$(stamp "$BASE_IMAGE")" != "$want" ]; then
-	say "making the stand-in $BASE_IMAGE"
-	old_image=$(podman image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null || true)
-	base=$tmp/base
-	mkdir -p "$base/etc/ssl/certs" "$base/tmp" "$base/home/nonroot"
-	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$base/etc/passwd"
-	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$base/etc/group"
-	printf 'hosts: files dns\n' >"$base/etc/nsswitch.conf"
-	printf 'PRETTY_NAME="queryd CI stand-in for distroless static (Debian 12)"\n' >"$base/etc/os-release"
-	[ -f /etc/ssl/certs/ca-certificates.crt ] && cp /etc/ssl/certs/ca-certificates.crt "$base/etc/ssl/certs/"
-	chmod 1777 "$base/tmp"
-	chmod 700 "$base/home/nonroot"
-	chown 65532:65532 "$base/home/nonroot"
-	tar -c -C "$base" . | podman import --quiet \
-		--change 'USER 65532' --change 'WORKDIR /home/nonroot' \
-		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-		--change 'ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt' \
-		--change "LABEL queryd-ci.stamp=\"$want\"" - "$BASE_IMAGE" >/dev/null
-	drop_old "$BASE_IMAGE" "$old_image"
-fi
+standin_go_image
+standin_base_image
 
 # --layers=false: no intermediate images pile up from run to run; the Go
 # build cache (a cache mount in the Dockerfile) keeps a rebuild to seconds.
-old_image=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
+old_image=$(image_id "$IMAGE")
 start=$SECONDS
 # podman build does not take the default ulimits from containers.conf.
 podman build --pull=never --network=none --format docker --layers=false \
@@ -128,7 +50,7 @@ podman build --pull=never --network=none --format docker --layers=false \
 	--build-arg VERSION=ci --build-arg COMMIT="$(git rev-parse HEAD)" \
 	-f deploy/docker/Dockerfile -t "$IMAGE" . >"$tmp/build.log" 2>&1 ||
 	{ tail -n 40 "$tmp/build.log"; fail "podman build -f deploy/docker/Dockerfile"; }
-drop_old "$IMAGE" "$old_image"
+image_drop_old "$IMAGE" "$old_image"
 health=$(podman image inspect --format '{{json .HealthCheck}}' "$IMAGE")
 [[ "$health" == *queryd*query* ]] || fail "the image has no HEALTHCHECK (built without --format docker?): $health"
 user=$(podman image inspect --format '{{.User}}' "$IMAGE")

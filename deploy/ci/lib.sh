@@ -105,6 +105,115 @@ debian_tree() {
 	echo "$tree"
 }
 
+# podman_setup installs podman and writes its containers.conf (exported as
+# CONTAINERS_CONF), and sets ULIMITS (podman build takes no default ulimits
+# from containers.conf): podman runs with runc, as crun fails on this VM's
+# hybrid cgroups, and runc cannot raise RLIMIT_NOFILE past the hard limit
+# without CAP_SYS_RESOURCE, so the default ulimits are this machine's hard
+# limits (nofile at most this shell's hard limit; nproc a modest 4096: runc
+# was refused anything from 65536 up here, below this shell's hard limit).
+podman_setup() {
+	need_debs podman=podman runc=runc slirp4netns=slirp4netns
+	mkdir -p "$QUERYD_CI_CACHE"
+	export CONTAINERS_CONF="$QUERYD_CI_CACHE/containers.conf"
+	local nofile
+	nofile=$(ulimit -Hn)
+	[ "$nofile" = unlimited ] || [ "$nofile" -gt 65536 ] && nofile=65536
+	ULIMITS=(--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=4096:4096")
+	cat >"$CONTAINERS_CONF" <<CONF
+# Written by deploy/ci/lib.sh (podman_setup).
+[containers]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=4096:4096"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+CONF
+}
+
+# image_stamp IMAGE prints the image's queryd-ci.stamp label ("" if absent).
+image_stamp() { podman image inspect --format '{{index .Labels "queryd-ci.stamp"}}' "$1" 2>/dev/null || true; }
+
+# image_id IMAGE prints the image's ID ("" if absent).
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
+
+# image_drop_old IMAGE ID removes the image ID if IMAGE no longer names it
+# (an image remade under the same name leaves the old one untagged).
+image_drop_old() {
+	if [ -n "$2" ] && [ "$2" != "$(image_id "$1")" ]; then
+		podman rmi "$2" >/dev/null 2>&1 || true
+	fi
+}
+
+# Stand-ins: our machines cannot reach the base images' registries, so the
+# scripts make local images under the names deploy/docker/Dockerfile uses,
+# and podman builds with --pull=never --network=none. Each carries a label
+# naming what it was made from, and is remade when that changes.
+
+# dockerfile_base_images sets GO_IMAGE and BASE_IMAGE to the names of
+# deploy/docker/Dockerfile's build and runtime base images.
+dockerfile_base_images() {
+	local go_version
+	go_version=$(sed -n 's/^ARG GO_VERSION=//p' deploy/docker/Dockerfile)
+	GO_IMAGE=docker.io/library/golang:${go_version}-bookworm
+	BASE_IMAGE=$(sed -n 's/^FROM \([^ ]*distroless[^ ]*\).*/\1/p' deploy/docker/Dockerfile)
+	[ -n "$go_version" ] && [ -n "$BASE_IMAGE" ] || fail "cannot read the base images from deploy/docker/Dockerfile"
+}
+
+# standin_go_image makes GO_IMAGE's stand-in (golang:<GO_VERSION>-bookworm):
+# the cached debootstrap tree plus this machine's Go and, with GOPROXY=off,
+# this module's dependencies (from the machine's module cache) so that `go
+# mod download` works offline.
+standin_go_image() {
+	go mod download
+	local tree want old tmp hostcache goroot
+	tree=$(debian_tree)
+	want="$(go env GOVERSION) $(sha256sum go.sum | cut -c1-16) $(basename "$tree")"
+	[ "$(image_stamp "$GO_IMAGE")" != "$want" ] || return 0
+	say "making the stand-in $GO_IMAGE ($want)"
+	old=$(image_id "$GO_IMAGE")
+	tmp=$(mktemp -d)
+	hostcache=$(go env GOMODCACHE)
+	GOFLAGS=-modcacherw GOMODCACHE="$tmp/gomod" GOSUMDB=off \
+		GOPROXY="file://$hostcache/cache/download" go mod download
+	goroot=$(go env GOROOT)
+	tar -c -C "$tree" . -C "$(dirname "$goroot")" "$(basename "$goroot")" -C "$tmp" gomod \
+		--transform="s,^$(basename "$goroot")\(/\|$\),usr/local/go\1," --transform='s,^gomod\(/\|$\),go/pkg/mod\1,' |
+		podman import --quiet \
+			--change 'ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+			--change 'ENV GOPATH=/go' --change 'ENV GOTOOLCHAIN=local' --change 'ENV GOPROXY=off' \
+			--change 'WORKDIR /go' --change "LABEL queryd-ci.stamp=\"$want\"" - "$GO_IMAGE" >/dev/null
+	chmod -R u+w "$tmp" && rm -rf "$tmp"
+	image_drop_old "$GO_IMAGE" "$old"
+}
+
+# standin_base_image makes BASE_IMAGE's stand-in
+# (gcr.io/distroless/static-debian12:nonroot): a static tree with passwd and
+# group (nonroot = 65532), /tmp, /home/nonroot and CA certificates.
+standin_base_image() {
+	local want="static nonroot 1" old base
+	[ "$(image_stamp "$BASE_IMAGE")" != "$want" ] || return 0
+	say "making the stand-in $BASE_IMAGE"
+	old=$(image_id "$BASE_IMAGE")
+	base=$(mktemp -d)
+	mkdir -p "$base/etc/ssl/certs" "$base/tmp" "$base/home/nonroot"
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$base/etc/passwd"
+	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$base/etc/group"
+	printf 'hosts: files dns\n' >"$base/etc/nsswitch.conf"
+	printf 'PRETTY_NAME="queryd CI stand-in for distroless static (Debian 12)"\n' >"$base/etc/os-release"
+	[ -f /etc/ssl/certs/ca-certificates.crt ] && cp /etc/ssl/certs/ca-certificates.crt "$base/etc/ssl/certs/"
+	chmod 1777 "$base/tmp"
+	chmod 700 "$base/home/nonroot"
+	chown 65532:65532 "$base/home/nonroot"
+	tar -c -C "$base" . | podman import --quiet \
+		--change 'USER 65532' --change 'WORKDIR /home/nonroot' \
+		--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+		--change 'ENV SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt' \
+		--change "LABEL queryd-ci.stamp=\"$want\"" - "$BASE_IMAGE" >/dev/null
+	rm -rf "$base"
+	image_drop_old "$BASE_IMAGE" "$old"
+}
+
 # now_ms prints the time in milliseconds (for durations).
 now_ms() { date +%s%3N; }
 

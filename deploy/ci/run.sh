@@ -5,8 +5,11 @@
 #   tools       builds the Go tools the steps use into the cache (a first
 #               run on a machine: goreleaser alone took 5 min 45 s)
 #   kubernetes  kustomize build + kubeconform -strict (Agones schemas)
-#   release     goreleaser release --snapshot --clean, and go install @vX.Y.Z
-#   systemd     the .deb from release, under systemd in systemd-nspawn
+#   release     deploy/ci/release.sh: the release of the vX.Y.Z tag at HEAD
+#               (every platform), or else a snapshot of HEAD (Linux only);
+#               archives, packages, the image, checksums.txt, go install
+#   systemd     the .deb from release (the tag's, when HEAD has one), under
+#               systemd in systemd-nspawn
 #   container   deploy/docker/Dockerfile built and run with podman
 # Each step has a time budget (timeout) and prints what it checked; the
 # first failure stops the run, non-zero. Tools and trees are cached in
@@ -27,8 +30,10 @@ for step in "${steps[@]}"; do
 	[ -n "${budget[$step]:-}" ] || fail "unknown step '$step' (tools, kubernetes, release, systemd, container)"
 	args=()
 	if [ "$step" = systemd ]; then
-		deb=$(ls dist/queryd_*_amd64.deb 2>/dev/null | head -n 1) || true
-		[ -n "$deb" ] || fail "the systemd step installs the .deb of the release step: run that first (no dist/queryd_*_amd64.deb)"
+		deb=$(ls dist/queryd_*_amd64.deb 2>/dev/null) || true
+		[ -n "$deb" ] && [ "$(wc -l <<<"$deb")" = 1 ] ||
+			fail "the systemd step installs the one .deb of the release step: run that first (dist/queryd_*_amd64.deb: ${deb:-none})"
+		say "systemd installs $deb (version $(sed -n 's/.*"version":"\([^"]*\)".*/\1/p' dist/metadata.json) of dist/metadata.json)"
 		args=("$deb")
 	fi
 	printf -- '--- deploy/ci/%s.sh (budget %d s)\n' "$step" "${budget[$step]}"

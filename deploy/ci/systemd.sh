@@ -5,7 +5,9 @@
 # (its own network namespace: only its loopback), installs the .deb that
 # deploy/ci/release.sh built (the binary, deploy/systemd/queryd.service, the
 # packages' drop-in, the sysusers file, /etc/queryd/queryd.toml from
-# queryd.toml.example; its postinst runs systemd-sysusers), then checks:
+# queryd.toml.example; its postinst runs systemd-sysusers; the tag's own
+# .deb when HEAD carries a vX.Y.Z tag), then checks:
+#   - the installed `queryd version` is the package's version;
 #   - `systemctl enable --now queryd` returns once queryd sent READY=1: active
 #     (running), with queryd's STATUS= line, answering A2S on the container's
 #     loopback, the feed socket /run/queryd/feed.sock 0660 queryd:queryd;
@@ -84,7 +86,12 @@ pass "booted $(ct systemctl --version | head -n 1) in systemd-nspawn (state: $st
 
 ct dpkg -i /root/queryd.deb >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i $(basename "$deb")"; }
 ct getent passwd queryd >/dev/null || fail "the package's postinst did not create the queryd user (systemd-sysusers)"
-pass "dpkg -i $(basename "$deb"): queryd user $(ct id queryd)"
+# The package's version is the binary's (Debian writes a pre-release's
+# "-" as "~": 0.1.0~rc1 is 0.1.0-rc1).
+debver=$(dpkg-deb -f "$deb" Version)
+qversion=$(ct /usr/bin/queryd version)
+[[ "$qversion" == "queryd ${debver//\~/-} (commit "* ]] || fail "queryd version of the installed package $debver: '$qversion'"
+pass "dpkg -i $(basename "$deb"): queryd user $(ct id queryd); $qversion"
 
 # journal prints queryd's last log lines (for a failure's message).
 journal() { ct journalctl -u queryd.service --no-pager -n 30 -o short-monotonic >&2 || true; }
