@@ -21,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 # Budgets in seconds (37 min in all): a fresh machine's first run took
 # 35, 242, 44 and 71 s for the last four on a loaded 2-core VM; on
 # 2026-12-02 the tools took 6 min and the release step's first build past 3.
-declare -A budget=([tools]=900 [kubernetes]=180 [release]=540 [systemd]=240 [container]=360)
+declare -A budget=([tools]=900 [kubernetes]=180 [release]=900 [systemd]=240 [container]=360)
 steps=("$@")
 [ "${#steps[@]}" -gt 0 ] || steps=(tools kubernetes release systemd container)
 mkdir -p "$QUERYD_CI_CACHE"
