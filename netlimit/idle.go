@@ -25,6 +25,13 @@ import (
 // token): past Threshold, after the idle ones, the oldest unproven
 // connections are closed, so that connections trickling their headers, or
 // bodies the server will never want, cannot hold the cap either.
+//
+// Only a connection the server is waiting on is shed: one it has not
+// started reading yet (its goroutine not run yet on a busy machine: it may
+// hold a whole request with the token) is kept, and so is one whose
+// request head has been read (it is being answered: proven, or refused and
+// closed at once). Connections must come from the Listener for this; others
+// are shed as soon as they are idle or unproven.
 type Shedder struct {
 	// Listener is the listener the server serves; its Open count is what
 	// Threshold is compared with.
@@ -64,6 +71,9 @@ func (s *Shedder) ConnState(c net.Conn, st http.ConnState) {
 		s.track(c)
 		s.shedOver(c)
 	case http.StateIdle:
+		if lc, ok := c.(*conn); ok {
+			lc.head.next()
+		}
 		s.setIdle(c, true)
 	case http.StateActive:
 		s.setIdle(c, false)
@@ -154,7 +164,7 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	for _, l := range []*list.List{&s.idle, &s.unproven} { // idle first, then unproven busy ones
 		for e := l.Front(); e != nil && len(victims) < over; {
 			next := e.Next()
-			if c := e.Value.(net.Conn); c != keep {
+			if c := e.Value.(net.Conn); c != keep && waitedOn(c) {
 				s.forgetLocked(c)
 				victims = append(victims, c)
 			}
@@ -168,11 +178,21 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	}
 }
 
+// waitedOn reports whether the server is waiting on c for a request head
+// (always true of a connection that is not the Listener's).
+func waitedOn(c net.Conn) bool {
+	lc, ok := c.(*conn)
+	return !ok || lc.head.waiting()
+}
+
 // Waiting marks c, whose request waits for something other than the peer
 // (a rate limit's next token), idle until done is called: while it waits,
 // a new connection may close it as it would close a connection between
 // requests. Call done before writing the response.
 func (s *Shedder) Waiting(c net.Conn) (done func()) {
+	if lc, ok := c.(*conn); ok {
+		lc.head.next() // as between requests: sheddable
+	}
 	s.setIdle(c, true)
 	return func() { s.setIdle(c, false) }
 }
