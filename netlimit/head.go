@@ -64,3 +64,7 @@ func (h *requestHead) waiting() bool {
 	b := h.bits.Load()
 	return b&headReading != 0 && b&headIn == 0
 }
+
+// unread reports whether the server has not started reading the
+// connection yet.
+func (h *requestHead) unread() bool { return h.bits.Load()&headReading == 0 }

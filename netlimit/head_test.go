@@ -37,12 +37,13 @@ func readSome(t *testing.T, c net.Conn) {
 	}
 }
 
-// A new connection over the threshold closes only a connection the server
-// is waiting on for its request head: not one it has not started reading
-// yet (on a busy machine its goroutine may not have run: it may hold a
-// whole request with the token, which is how the game server's patch was
-// reset in TestFeedHTTPTrickle), nor one whose head is in (it is being
-// answered). Before, the oldest unproven went, whatever it held.
+// A new connection over the threshold closes a connection the server is
+// waiting on for its request head first: not one it has not started
+// reading yet (on a busy machine its goroutine may not have run: it may
+// hold a whole request with the token, which is how the game server's
+// patch was reset in TestFeedHTTPTrickle) unless nothing else can go, and
+// never one whose head is in (it is being answered). Before, the oldest
+// idle or unproven went, whatever it held.
 func TestShedOnlyWaitedOn(t *testing.T) {
 	raw, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -50,45 +51,52 @@ func TestShedOnlyWaitedOn(t *testing.T) {
 	}
 	l := &Listener{Listener: raw, Max: 8}
 	defer l.Close()
-	s := &Shedder{Listener: l, Threshold: 1, Unproven: true}
+	s := &Shedder{Listener: l, Threshold: 4, Unproven: true}
 	whole := "PATCH /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer x\r\nContent-Length: 2\r\n\r\n{}"
 	bare := "GET / HTTP/1.1\n\n"
 	slow := "PUT /v1/state HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
-	cs := headConns(t, l, raw, whole, whole, bare, slow, slow)
-	unread, readWhole, readBare, trickler, newcomer := cs[0], cs[1], cs[2], cs[3], cs[4]
+	closed := func(c net.Conn) bool { _, err := c.Write(nil); return err != nil }
+	accept := func(send string) net.Conn { // accepted and new, as the server's loop does
+		c := headConns(t, l, raw, send)[0]
+		s.ConnState(c, http.StateNew)
+		return c
+	}
 
-	s.ConnState(unread, http.StateNew)
-	s.ConnState(readWhole, http.StateNew)
+	unread := accept(whole)
+	readWhole := accept(whole)
 	readSome(t, readWhole) // its head is in; Active comes after the parse
-	s.ConnState(readBare, http.StateNew)
+	readBare := accept(bare)
 	readSome(t, readBare)
-	s.ConnState(trickler, http.StateNew)
+	trickler := accept(slow)
 	readSome(t, trickler) // half a head: the server waits on it
 	s.ConnState(trickler, http.StateActive)
-	if got := s.Shed(); got != 0 {
-		t.Fatalf("shed %d before the trickler was read, want 0 (none waited on)", got)
-	}
-	s.ConnState(newcomer, http.StateNew) // 5 open, threshold 1: only the trickler may go
-	if got := s.Shed(); got != 1 {
-		t.Fatalf("shed %d, want 1 (the trickler)", got)
-	}
-	if _, err := trickler.Read(make([]byte, 1)); err == nil {
-		t.Error("the trickler is open")
+	newcomer := accept(slow) // 5 open, threshold 4: the trickler goes
+	if got := s.Shed(); got != 1 || !closed(trickler) {
+		t.Fatalf("shed %d (the trickler closed: %v), want 1, the trickler", got, closed(trickler))
 	}
 	for i, c := range []net.Conn{unread, readWhole, readBare} {
-		if all, _ := s.Tracked(); all != 4 {
-			t.Fatalf("tracked %d, want 4", all)
+		if closed(c) {
+			t.Errorf("connection %d (unread, whole head, bare-LF head) was closed", i)
 		}
-		if _, err := c.Write(nil); err != nil {
-			t.Errorf("connection %d (unread, whole head, bare-LF head) was closed: %v", i, err)
-		}
+	}
+
+	readSome(t, newcomer) // waited on too now
+	accept(slow)
+	if got := s.Shed(); got != 2 || !closed(newcomer) || closed(unread) {
+		t.Fatalf("shed %d (newcomer closed %v, unread closed %v), want 2: the newcomer, waited on", got, closed(newcomer), closed(unread))
+	}
+	// Nothing waited on: the unread one goes before the cap fills with
+	// connections not read yet; those with their heads in stay.
+	accept(slow)
+	if got := s.Shed(); got != 3 || !closed(unread) || closed(readWhole) || closed(readBare) {
+		t.Fatalf("shed %d, want 3: the unread one last, never a head read", got)
 	}
 
 	// Between requests the head is forgotten: idle, it goes like any other.
 	s.ConnState(readWhole, http.StateActive)
 	s.ConnState(readWhole, http.StateIdle)
-	s.ConnState(newcomer, http.StateNew) // again over: readWhole is idle now
-	if got := s.Shed(); got != 2 {
-		t.Fatalf("shed %d, want 2 (the trickler, then the idle one)", got)
+	accept(slow)
+	if got := s.Shed(); got != 4 || !closed(readWhole) {
+		t.Fatalf("shed %d, want 4: the idle one", got)
 	}
 }

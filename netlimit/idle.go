@@ -26,12 +26,13 @@ import (
 // connections are closed, so that connections trickling their headers, or
 // bodies the server will never want, cannot hold the cap either.
 //
-// Only a connection the server is waiting on is shed: one it has not
-// started reading yet (its goroutine not run yet on a busy machine: it may
-// hold a whole request with the token) is kept, and so is one whose
-// request head has been read (it is being answered: proven, or refused and
-// closed at once). Connections must come from the Listener for this; others
-// are shed as soon as they are idle or unproven.
+// Connections the server is waiting on for a request head go first; one
+// it has not started reading yet (its goroutine not run yet on a busy
+// machine: it may hold a whole request with the token) goes only when
+// those are not enough, and one whose request head has been read (it is
+// being answered: proven, or refused and closed at once) never does.
+// Connections must come from the Listener for this; others are shed as
+// soon as they are idle or unproven.
 type Shedder struct {
 	// Listener is the listener the server serves; its Open count is what
 	// Threshold is compared with.
@@ -161,14 +162,19 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	}
 	victims := make([]net.Conn, 0, over)
 	s.mu.Lock()
-	for _, l := range []*list.List{&s.idle, &s.unproven} { // idle first, then unproven busy ones
-		for e := l.Front(); e != nil && len(victims) < over; {
-			next := e.Next()
-			if c := e.Value.(net.Conn); c != keep && waitedOn(c) {
-				s.forgetLocked(c)
-				victims = append(victims, c)
+	// Those the server waits on first (idle, then unproven busy ones), then,
+	// if that is not enough, those it has not read yet (so that a burst of
+	// new connections cannot fill the cap); never one whose head is in.
+	for _, pick := range []func(net.Conn) bool{waitedOn, unread} {
+		for _, l := range []*list.List{&s.idle, &s.unproven} {
+			for e := l.Front(); e != nil && len(victims) < over; {
+				next := e.Next()
+				if c := e.Value.(net.Conn); c != keep && pick(c) {
+					s.forgetLocked(c)
+					victims = append(victims, c)
+				}
+				e = next
 			}
-			e = next
 		}
 	}
 	s.mu.Unlock()
@@ -183,6 +189,12 @@ func (s *Shedder) shedOver(keep net.Conn) {
 func waitedOn(c net.Conn) bool {
 	lc, ok := c.(*conn)
 	return !ok || lc.head.waiting()
+}
+
+// unread reports whether the server has not started reading c yet.
+func unread(c net.Conn) bool {
+	lc, ok := c.(*conn)
+	return ok && lc.head.unread()
 }
 
 // Waiting marks c, whose request waits for something other than the peer
