@@ -140,8 +140,10 @@ func TestPageAnsweredSparklineRises(t *testing.T) {
 	}
 }
 
-// After stale_after without a feed message the stale banner appears;
-// after a ping it goes.
+// A fed server (a replace, then pings) shows "live"; after stale_after
+// without a feed message the stale banner appears; after a ping it goes.
+// (Pings alone never make it "live": until state is sent it is "not fed
+// yet", issue 38.)
 func TestPageStaleBanner(t *testing.T) {
 	path := daemontest.WriteConfig(t, daemontest.Dir(t), "")
 	b, err := os.ReadFile(path)
@@ -154,7 +156,7 @@ func TestPageStaleBanner(t *testing.T) {
 	d := daemontest.StartFile(t, pageMods, path)
 	t.Cleanup(func() { d.Stop() })
 	fc := d.Feed(t)
-	if _, err := fc.Ping(); err != nil {
+	if _, err := fc.Replace(map[string]any{"name": "Stale banner", "map": "q3dm17"}); err != nil {
 		t.Fatal(err)
 	}
 	p := openPage(t, d) // may take longer than stale_after on a loaded machine

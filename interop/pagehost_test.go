@@ -49,7 +49,8 @@ func startPageHost(t *testing.T) *daemontest.Daemon {
 
 // TestPageServerList: on a host of three servers the page lists them in
 // Chromium — name, state, feed, the state's name and players — shows the
-// one whose feed went stale as silent and stale, and a row's link opens
+// one whose feed went stale as silent and stale, the one never fed as "not
+// fed yet: serving [server]" (issue 38), and a row's link opens
 // that server's own page (its name, its players, a way back).
 func TestPageServerList(t *testing.T) {
 	d := startPageHost(t)
@@ -82,7 +83,7 @@ func TestPageServerList(t *testing.T) {
 	if rows[1][1] != "silent (feed)" || rows[1][2] != "stale" {
 		t.Errorf("bravo's row %q: want silent (feed) and stale", rows[1])
 	}
-	if rows[2][1] != "answering" || rows[2][3] != "Server charlie" {
+	if rows[2][1] != "not fed yet: serving [server]" || rows[2][2] != "not fed" || rows[2][3] != "Server charlie" { // never fed (issue 38)
 		t.Errorf("charlie's row %q", rows[2])
 	}
 

@@ -25,6 +25,14 @@ import (
 // token): past Threshold, after the idle ones, the oldest unproven
 // connections are closed, so that connections trickling their headers, or
 // bodies the server will never want, cannot hold the cap either.
+//
+// Connections the server is waiting on for a request head go first; one
+// it has not started reading yet (its goroutine not run yet on a busy
+// machine: it may hold a whole request with the token) goes only when
+// those are not enough, and one whose request head has been read (it is
+// being answered: proven, or refused and closed at once) never does.
+// Connections must come from the Listener for this; others are shed as
+// soon as they are idle or unproven.
 type Shedder struct {
 	// Listener is the listener the server serves; its Open count is what
 	// Threshold is compared with.
@@ -64,6 +72,9 @@ func (s *Shedder) ConnState(c net.Conn, st http.ConnState) {
 		s.track(c)
 		s.shedOver(c)
 	case http.StateIdle:
+		if lc, ok := c.(*conn); ok {
+			lc.head.next()
+		}
 		s.setIdle(c, true)
 	case http.StateActive:
 		s.setIdle(c, false)
@@ -151,14 +162,19 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	}
 	victims := make([]net.Conn, 0, over)
 	s.mu.Lock()
-	for _, l := range []*list.List{&s.idle, &s.unproven} { // idle first, then unproven busy ones
-		for e := l.Front(); e != nil && len(victims) < over; {
-			next := e.Next()
-			if c := e.Value.(net.Conn); c != keep {
-				s.forgetLocked(c)
-				victims = append(victims, c)
+	// Those the server waits on first (idle, then unproven busy ones), then,
+	// if that is not enough, those it has not read yet (so that a burst of
+	// new connections cannot fill the cap); never one whose head is in.
+	for _, pick := range []func(net.Conn) bool{waitedOn, unread} {
+		for _, l := range []*list.List{&s.idle, &s.unproven} {
+			for e := l.Front(); e != nil && len(victims) < over; {
+				next := e.Next()
+				if c := e.Value.(net.Conn); c != keep && pick(c) {
+					s.forgetLocked(c)
+					victims = append(victims, c)
+				}
+				e = next
 			}
-			e = next
 		}
 	}
 	s.mu.Unlock()
@@ -168,11 +184,27 @@ func (s *Shedder) shedOver(keep net.Conn) {
 	}
 }
 
+// waitedOn reports whether the server is waiting on c for a request head
+// (always true of a connection that is not the Listener's).
+func waitedOn(c net.Conn) bool {
+	lc, ok := c.(*conn)
+	return !ok || lc.head.waiting()
+}
+
+// unread reports whether the server has not started reading c yet.
+func unread(c net.Conn) bool {
+	lc, ok := c.(*conn)
+	return ok && lc.head.unread()
+}
+
 // Waiting marks c, whose request waits for something other than the peer
 // (a rate limit's next token), idle until done is called: while it waits,
 // a new connection may close it as it would close a connection between
 // requests. Call done before writing the response.
 func (s *Shedder) Waiting(c net.Conn) (done func()) {
+	if lc, ok := c.(*conn); ok {
+		lc.head.next() // as between requests: sheddable
+	}
 	s.setIdle(c, true)
 	return func() { s.setIdle(c, false) }
 }

@@ -120,11 +120,21 @@ func (l *Listener) Rejected() uint64 { return l.rejected.Load() }
 // Retried returns how many accepts failed with a Retryable error.
 func (l *Listener) Retried() uint64 { return l.retried.Load() }
 
-// conn frees its listener slot once, on the first Close.
+// conn frees its listener slot once, on the first Close, and follows the
+// server's reading of its request heads (a Shedder's choice).
 type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
+	head requestHead
+}
+
+// Read reads from the connection, noting what the server has read.
+func (c *conn) Read(p []byte) (int, error) {
+	c.head.reading()
+	n, err := c.Conn.Read(p)
+	c.head.read(p[:n])
+	return n, err
 }
 
 // Close closes the connection and frees its slot.
