@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,17 +12,7 @@ import (
 // server files. Before, only the decoder's type errors had a line.
 func TestCheckErrorLines(t *testing.T) {
 	dir := testDir(t)
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	held, heldTCP := udp.LocalAddr().String(), tcp.Addr().String()
+	held, heldTCP := holdAddrs(t)
 
 	// loopbackConfig: udp on line 2, admin listen on line 6.
 	code, errOut := checkConfig(t, dir, loopbackConfig(dir, held, "127.0.0.1:0")+"\n[limits]\nper_ip_rat = 1\n")

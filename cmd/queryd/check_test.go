@@ -97,17 +97,7 @@ func TestCheckUndecodable(t *testing.T) {
 // without the fast path) and a /run folder systemd makes at start.
 func TestCheckLocal(t *testing.T) {
 	dir := testDir(t)
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer udp.Close()
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	held, heldTCP := udp.LocalAddr().String(), tcp.Addr().String()
+	held, heldTCP := holdAddrs(t)
 	free := "127.0.0.1:0"
 
 	for _, c := range []struct {
@@ -208,4 +198,21 @@ func TestCheckURingWarning(t *testing.T) {
 	if code != 0 || (why == nil) == strings.Contains(errOut, `"uring" cannot run here`) {
 		t.Errorf("queryd check with socket = \"uring\" (io_uring here: %v): exit %d\n%s", why, code, errOut)
 	}
+}
+
+// holdAddrs holds a loopback UDP and a TCP address for the test, as
+// another process would, and returns them.
+func holdAddrs(t *testing.T) (udp, tcp string) {
+	t.Helper()
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return u.LocalAddr().String(), l.Addr().String()
 }
