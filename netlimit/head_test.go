@@ -85,11 +85,18 @@ func TestShedOnlyWaitedOn(t *testing.T) {
 	if got := s.Shed(); got != 2 || !closed(newcomer) || closed(unread) {
 		t.Fatalf("shed %d (newcomer closed %v, unread closed %v), want 2: the newcomer, waited on", got, closed(newcomer), closed(unread))
 	}
-	// Nothing waited on: the unread one goes before the cap fills with
-	// connections not read yet; those with their heads in stay.
+	// Nothing waited on: a connection not read yet goes before the cap
+	// fills with them, but not one whose request waits in its receive
+	// queue (the server has yet to read what was sent: perhaps the
+	// token); those with their heads in stay.
+	empty := accept("")
+	if got := s.Shed(); got != 2 {
+		t.Fatalf("shed %d, want 2: the newest connection is kept", got)
+	}
 	accept(slow)
-	if got := s.Shed(); got != 3 || !closed(unread) || closed(readWhole) || closed(readBare) {
-		t.Fatalf("shed %d, want 3: the unread one last, never a head read", got)
+	if got := s.Shed(); got != 3 || !closed(empty) || closed(unread) || closed(readWhole) || closed(readBare) {
+		t.Fatalf("shed %d (empty closed %v, unread closed %v), want 3: the one that sent nothing, never bytes unread or a head read",
+			got, closed(empty), closed(unread))
 	}
 
 	// Between requests the head is forgotten: idle, it goes like any other.

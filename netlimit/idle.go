@@ -28,9 +28,13 @@ import (
 //
 // Connections the server is waiting on for a request head go first; one
 // it has not started reading yet (its goroutine not run yet on a busy
-// machine: it may hold a whole request with the token) goes only when
-// those are not enough, and one whose request head has been read (it is
-// being answered: proven, or refused and closed at once) never does.
+// machine) goes only when those are not enough, and one whose request
+// head has been read (it is being answered: proven, or refused and closed
+// at once) never does. Nor does one whose peer's bytes wait unread in its
+// receive queue (Linux: SIOCINQ): on a busy machine the server's
+// goroutine may not have read yet a whole request sent with the token,
+// while a stream of new connections made it the oldest; it stays until
+// the server has read what it sent.
 // Connections must come from the Listener for this; others are shed as
 // soon as they are idle or unproven.
 type Shedder struct {
@@ -185,16 +189,18 @@ func (s *Shedder) shedOver(keep net.Conn) {
 }
 
 // waitedOn reports whether the server is waiting on c for a request head
-// (always true of a connection that is not the Listener's).
+// and none of it waits in the receive queue (always true of a connection
+// that is not the Listener's).
 func waitedOn(c net.Conn) bool {
 	lc, ok := c.(*conn)
-	return !ok || lc.head.waiting()
+	return !ok || lc.head.waiting() && !pending(lc.Conn)
 }
 
-// unread reports whether the server has not started reading c yet.
+// unread reports whether the server has not started reading c yet and
+// the peer has sent nothing it could read.
 func unread(c net.Conn) bool {
 	lc, ok := c.(*conn)
-	return ok && lc.head.unread()
+	return ok && lc.head.unread() && !pending(lc.Conn)
 }
 
 // Waiting marks c, whose request waits for something other than the peer
