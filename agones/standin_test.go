@@ -109,7 +109,10 @@ func TestStandInRefusedLines(t *testing.T) {
 		hold(r)
 	}
 	h := watch(t, s.addr(), nil)
-	h.until(5*time.Second, "the good line", func(st Status, snap *state.Snapshot) bool { return snap.Name == "good" })
+	// The state is applied before LastRead is set: wait for both.
+	h.until(5*time.Second, "the good line", func(st Status, snap *state.Snapshot) bool {
+		return snap.Name == "good" && !st.LastRead.IsZero()
+	})
 	good := h.w.LastRead()
 	close(release)
 	h.until(5*time.Second, "the bad lines counted", func(Status, *state.Snapshot) bool {
@@ -201,7 +204,9 @@ func TestStandInEndlessWhitespace(t *testing.T) {
 		}
 	}
 	h := watch(t, s.addr(), fastConfig())
-	h.until(5*time.Second, "the good line", func(_ Status, snap *state.Snapshot) bool { return snap.Name == "good" })
+	h.until(5*time.Second, "the good line", func(st Status, snap *state.Snapshot) bool {
+		return snap.Name == "good" && !st.LastRead.IsZero()
+	})
 	good := h.w.LastRead()
 	before := heapAlloc()
 	var peak atomic.Uint64
