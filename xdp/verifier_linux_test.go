@@ -14,12 +14,13 @@ import (
 
 // verifierCeiling is the most instructions the kernel's verifier may
 // process to accept the unbound program (its log's "processed N insns";
-// the kernel's own limit is 1,000,000). It was 463,316 on Linux 6.18 with
-// the host-wide budget and the Quake 3 line reader; the ceiling leaves
-// about 15 % for the kernel's version and small changes. A change that
-// passes it costs the verifier (and a kernel's load time) much more:
-// measure it and raise the ceiling in the same commit, saying why.
-const verifierCeiling = 535_000
+// the kernel's own limit is 1,000,000). On Linux 6.18 it processed
+// 436,671 before the host-wide budget and the Quake 3 line reader and
+// 451,841 with them; the ceiling leaves about 15 % above that for other
+// kernels and small changes. A change that passes it costs the verifier
+// (and every load) much more: measure it and raise the ceiling in the same
+// commit, saying why.
+const verifierCeiling = 520_000
 
 // TestXDPVerifierCost loads the daemon's unbound program with the
 // verifier's statistics and fails when the verifier processed more
