@@ -29,6 +29,7 @@ func (d *Daemon) newXDP() (part, error) {
 		Logger:     d.log.With("part", "xdp"),
 		Registry:   d.reg,
 		Servers:    xdpServers(servers),
+		Host:       d.main.HostBudget().Share(2),
 	})
 	if err != nil {
 		if !d.multi.Load() {
@@ -64,7 +65,10 @@ func (d *Daemon) newXDP() (part, error) {
 		}
 	}
 	d.fast = f
-	d.log.Info("XDP fast path on: the socket path and the program each get half of each server's [limits]", "servers", len(servers))
+	if err := d.budget.SetLimits(d.hostShare(d.main.HostBudget())); err != nil {
+		d.log.Error("XDP fast path: the socket path keeps all of [host]", "err", err)
+	}
+	d.log.Info("XDP fast path on: the socket path and the program each get half of each server's [limits] and of [host]", "servers", len(servers))
 	return f, nil
 }
 

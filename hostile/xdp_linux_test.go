@@ -51,6 +51,13 @@ type xdpDaemon struct {
 // native mode and answering.
 func startXDPDaemon(t *testing.T, over Tables) *xdpDaemon {
 	t.Helper()
+	return startXDPDaemonWith(t, over, nil)
+}
+
+// startXDPDaemonWith is startXDPDaemon with prepare run on the daemon
+// before it starts (a host's server files; nil: nothing).
+func startXDPDaemonWith(t *testing.T, over Tables, prepare func(d *Daemon, n *netnstest.Net)) *xdpDaemon {
+	t.Helper()
 	n := netnstest.New(t)
 	d := newDaemon(t, nil)
 	x := &xdpDaemon{Daemon: d, net: n, dst: netip.AddrPortFrom(netnstest.ServerAddr4, xdpPort), ncpu: possibleCPUs(t)}
@@ -61,6 +68,9 @@ func startXDPDaemon(t *testing.T, over Tables) *xdpDaemon {
 	}
 	over["xdp"] = map[string]any{"interfaces": []string{n.ServerIf}, "mode": "native"}
 	d.WriteConfig(t, baseTables(), over)
+	if prepare != nil {
+		prepare(d, n)
+	}
 	d.Start(t)
 	if got := d.Metrics(t).Sum("queryd_xdp_attached", "interface", n.ServerIf, "mode", "native"); got != 1 {
 		t.Fatalf("queryd_xdp_attached{interface=%q,mode=\"native\"} = %v, want 1:\n%s", n.ServerIf, got, d.Output())
@@ -177,7 +187,8 @@ type tally struct {
 
 // replyCapture counts the UDP datagrams from the daemon's address that
 // reach the client's end of the veth, per destination address, with a
-// packet socket (it sees replies to addresses no socket there holds).
+// packet socket (it sees replies to addresses no socket there holds);
+// src's port 0 counts those from every port of its address.
 type replyCapture struct {
 	fd   int
 	src  netip.AddrPort
@@ -239,7 +250,7 @@ func (c *replyCapture) count(p []byte) {
 	}
 	src := netip.AddrFrom4([4]byte(p[12:16]))
 	dst := netip.AddrFrom4([4]byte(p[16:20]))
-	if src != c.src.Addr() || binary.BigEndian.Uint16(p[ihl:]) != c.src.Port() {
+	if port := binary.BigEndian.Uint16(p[ihl:]); src != c.src.Addr() || (c.src.Port() != 0 && port != c.src.Port()) {
 		return
 	}
 	size := int(binary.BigEndian.Uint16(p[ihl+4:])) - 8

@@ -30,10 +30,11 @@
 // "/**/getinfo" are queries, as the stock server reads them, and queryd
 // answers them: none reaches a game server behind queryd.
 //
-// queryd also claims every datagram starting FF FF FF FF then "getinfo" or
-// "getstatus" in any case ("getinfox": engines that match the prefix).
-// One of these, or a query with a challenge outside the rule, is malformed
-// and dropped, so a broken query is never relayed to the game server.
+// queryd claims exactly these (Claims), and the XDP program's claim
+// (xdp/bpf/quake3.h) exactly the same set: "getinfox", which the stock
+// server does not answer, is not claimed and goes to a game server behind
+// queryd. A query with a challenge outside the rule is malformed and
+// dropped.
 // quake3/command_test.go checks the reader against a literal port of
 // ioquake3's (FuzzCommand).
 //

@@ -33,20 +33,16 @@ type Request struct {
 	Challenge []byte
 }
 
-// Claims reports whether p is a Quake 3 query: every datagram ioquake3's
-// own parser reads as getinfo or getstatus (command: the first token of
-// the line after FF FF FF FF, in any case, after any whitespace or
-// comment, quoted or not: " getstatus", "\tgetinfo", "\"getstatus\""),
-// and every datagram starting FF FF FF FF then "getinfo" or "getstatus"
-// in any case (engines that match the prefix; a broken one is dropped as
-// malformed). Claiming them all keeps queries, broken ones included, from
-// being relayed to a game server behind queryd.
+// Claims reports whether p is a Quake 3 query: exactly the datagrams
+// ioquake3's own parser reads as getinfo or getstatus (command: the first
+// token of the line after FF FF FF FF, in any case, after any whitespace
+// or comment, quoted or not: " getstatus", "\tgetinfo", "\"getstatus\"").
+// "getinfox" is not one (the stock server does not answer it): in relay
+// and divert mode it goes to the game server, as the XDP program's claim
+// leaves it (xdp/bpf/quake3.h, which takes exactly this set).
 func Claims(p []byte) bool {
 	if len(p) < 4+len(cmdInfo) || !bytes.Equal(p[:4], header) {
 		return false
-	}
-	if hasPrefixFold(p[4:], cmdInfo) || hasPrefixFold(p[4:], cmdStatus) {
-		return true
 	}
 	argv0, _, _ := command(p)
 	return isWord(argv0, cmdInfo) || isWord(argv0, cmdStatus)
@@ -56,8 +52,8 @@ func Claims(p []byte) bool {
 // it (command): the command is the line's first token, in any case; the
 // challenge its second token (what follows is ignored), of 1 to 128
 // printable ASCII characters other than \ ; and " (dpmaster's rule; an
-// empty one is none). A datagram Claims takes for its first bytes whose
-// first token is not the command ("getinfox") is malformed.
+// empty one is none). A datagram that starts with the command glued to
+// more ("getinfox", which Claims does not take) is malformed.
 func ParseRequest(p []byte) (Request, error) {
 	if len(p) < 4+len(cmdInfo) {
 		return Request{}, errShort

@@ -27,6 +27,13 @@ type Config struct {
 	// config.MaxServers (its tables are sized to it); SetServers replaces
 	// them.
 	Servers []Server
+	// Host is the program's share of the host-wide per-IP budget ([host]:
+	// the daemon hands it half, as it does each server's [limits]), which
+	// every answer the program sends draws on, whichever server's, on top
+	// of that server's own per-IP budget; SetHostLimits replaces it. The
+	// zero HostLimits: none. Its TrackedIPs sizes the program's table at
+	// load (the default: the servers' tracked sources together).
+	Host responder.HostLimits
 
 	unbound bool   // tests: attach the unbound program, as on a kernel before 6.8
 	object  []byte // tests: load this object (built from bpf/queryd.c) instead of the embedded one

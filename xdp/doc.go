@@ -29,7 +29,11 @@
 // wrong or expired token (the socket path ignores and counts it), an SQP
 // query with unknown chunk bits, a Bedrock ping with another id and a SAGL
 // request of another shape (the socket path counts them malformed), a
-// Quake 3 request with a challenge argument (the reply echoes it), SAGL
+// Quake 3 request with a challenge argument (the reply echoes it) or
+// spelled otherwise than the command first (" getstatus", "\"getinfo\"",
+// "/**/getinfo": the program's claim takes exactly what quake3.Claims
+// takes, reading such a line as ioquake3 does in a bounded loop,
+// bpf_loop, over a per-CPU copy of it; TestXDPQuake3ClaimsAsGo), SAGL
 // logo pieces, relay traffic, replies of several datagrams or larger than
 // the interface's MTU, and everything of a protocol that is off or while
 // the program is not yet fed replies. The modules hand the program their
@@ -159,6 +163,23 @@
 // more than [limits] (but for the bursts' floor of 1,500 bytes a path). The
 // per-source packet rates are each protocol's own, and each path applies
 // them apart.
+//
+// In a host of several servers one address would still receive every
+// server's per-IP budget; the host-wide per-IP budget ([host] per_ip_rate,
+// per_ip_burst; responder.HostBudget on the socket path) caps what every
+// server together sends it. The program draws on it too (Config.Host,
+// SetHostLimits): a GCRA per source in an LRU hash (hostip), the same in
+// every server's config, drawn on by every reply after the server's own
+// per-IP budget allowed it; the daemon gives each path half of [host], as
+// it does of [limits] (TestXDPHostBudget; hostile's
+// TestXDPHostBudgetSplit).
+//
+// The verifier's work on the program is measured by TestXDPVerifierCost
+// (its log's "processed N insns", against a ceiling there: 436,671 for
+// the unbound program before the host-wide budget and the Quake 3 line
+// reader, 451,841 with them); the deepest call chain (entry, handle, the
+// Quake 3 line reader and its loop's callback) uses 496 of the 512 bytes
+// of stack.
 //
 // Stale means silence here too: the daemon writes when queryd falls silent
 // (Config.SilentFrom, from its one silence value: the feed's last message

@@ -43,8 +43,9 @@ type FastPath struct {
 	ncpu       int
 	mtu        uint32 // the smallest MTU of the interfaces
 	kick       chan struct{}
-	disabled   atomic.Bool  // tests: pass everything to the socket path
-	clockShift atomic.Int64 // tests: ns added to the program's wall clock (token epochs)
+	disabled   atomic.Bool                          // tests: pass everything to the socket path
+	host       atomic.Pointer[responder.HostLimits] // the program's share of the host-wide budget (Config.Host, SetHostLimits)
+	clockShift atomic.Int64                         // tests: ns added to the program's wall clock (token epochs)
 
 	mu        sync.Mutex         // guards what follows, shared by Serve, SetServers and a scrape
 	servers   map[string]*server // by name
@@ -88,6 +89,11 @@ func New(cfg Config) (f *FastPath, err error) {
 	if err := checkServers(cfg.Servers); err != nil {
 		return nil, err
 	}
+	if cfg.Host != (responder.HostLimits{}) {
+		if err := cfg.Host.Validate(); err != nil {
+			return nil, fmt.Errorf("the XDP program's host-wide budget: %w", err)
+		}
+	}
 	spec, err := loadSpec(cfg.object)
 	if err != nil {
 		return nil, err
@@ -99,11 +105,13 @@ func New(cfg Config) (f *FastPath, err error) {
 	tracked := trackedEntries(cfg.Servers)
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapPktrate].MaxEntries = min(2*tracked, 1<<21) // room for two protocols' packet rates per source
+	spec.Maps[querydMapHostip].MaxEntries = hostEntries(cfg.Host, tracked)
 	spec.Maps[querydMapDrainMap].Contents = []ebpf.MapKV{{Key: uint32(0), Value: querydDrain{Gen: 1}}}
 	spec.Maps[querydMapReplies].InnerMap.MaxEntries = list.slots
 	spec.Maps[querydMapRepliesEmpty].MaxEntries = list.slots
 	f = &FastPath{cfg: cfg, log: cfg.Logger, spec: spec, list: list, inner: spec.Maps[querydMapReplies].InnerMap.Copy(),
 		kick: make(chan struct{}, 1), servers: map[string]*server{}, drained: sourceBuf{every: peerDrainEvery}}
+	f.host.Store(&cfg.Host)
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}
@@ -167,6 +175,16 @@ func trackedEntries(ss []Server) uint32 {
 		n += t
 	}
 	return uint32(min(max(n, 16), 1<<20))
+}
+
+// hostEntries sizes the host-wide budget's table: [host] tracked_ips, or
+// tracked (the per-server tables' size) when it is 0; at least 16, at
+// most 1 << 20.
+func hostEntries(h responder.HostLimits, tracked uint32) uint32 {
+	if h.TrackedIPs <= 0 {
+		return tracked
+	}
+	return uint32(min(max(h.TrackedIPs, 16), 1<<20))
 }
 
 // attachAll attaches the program to every interface and returns the

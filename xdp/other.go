@@ -30,6 +30,9 @@ func (*FastPath) SetProtocols(string, []module.Protocol) {}
 // SetLimits does nothing outside Linux.
 func (*FastPath) SetLimits(string, responder.Limits) {}
 
+// SetHostLimits does nothing outside Linux.
+func (*FastPath) SetHostLimits(responder.HostLimits) error { return ErrUnsupported }
+
 // SetDeny does nothing outside Linux.
 func (*FastPath) SetDeny(string, *responder.Deny) {}
 

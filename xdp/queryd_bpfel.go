@@ -40,6 +40,9 @@ type querydConfig struct {
 	UnpNs      uint64
 	UnpBurst   uint64
 	UnpTau     uint64
+	HostNs     uint64
+	HostBurst  uint64
+	HostTau    uint64
 	RateCost   [8]uint64
 	RateTau    [8]uint64
 	Mtu        uint32
@@ -162,6 +165,16 @@ type querydPeer struct {
 	N        [2][6]uint32
 }
 
+type querydQ3line struct {
+	_       structs.HostLayout
+	N       uint32
+	Pos     uint32
+	Comment uint32
+	Tok     uint32
+	Claims  uint32
+	B       [1040]uint8
+}
+
 type querydRatekey struct {
 	_     structs.HostLayout
 	Src   querydSrckey
@@ -228,10 +241,12 @@ const (
 	querydMapDivertScratch = "divert_scratch"
 	querydMapDivertStats   = "divert_stats"
 	querydMapDrainMap      = "drain_map"
+	querydMapHostip        = "hostip"
 	querydMapLocalAddrs    = "local_addrs"
 	querydMapPerip         = "perip"
 	querydMapPktrate       = "pktrate"
 	querydMapPorts         = "ports"
+	querydMapQ3Line        = "q3_line"
 	querydMapReplies       = "replies"
 	querydMapRepliesEmpty  = "replies_empty"
 	querydMapRoutes        = "routes"
@@ -301,10 +316,12 @@ type querydMapSpecs struct {
 	DivertScratch *ebpf.MapSpec `ebpf:"divert_scratch"`
 	DivertStats   *ebpf.MapSpec `ebpf:"divert_stats"`
 	DrainMap      *ebpf.MapSpec `ebpf:"drain_map"`
+	Hostip        *ebpf.MapSpec `ebpf:"hostip"`
 	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
 	Perip         *ebpf.MapSpec `ebpf:"perip"`
 	Pktrate       *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports         *ebpf.MapSpec `ebpf:"ports"`
+	Q3Line        *ebpf.MapSpec `ebpf:"q3_line"`
 	Replies       *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty  *ebpf.MapSpec `ebpf:"replies_empty"`
 	Routes        *ebpf.MapSpec `ebpf:"routes"`
@@ -348,10 +365,12 @@ type querydMaps struct {
 	DivertScratch *ebpf.Map `ebpf:"divert_scratch"`
 	DivertStats   *ebpf.Map `ebpf:"divert_stats"`
 	DrainMap      *ebpf.Map `ebpf:"drain_map"`
+	Hostip        *ebpf.Map `ebpf:"hostip"`
 	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
 	Perip         *ebpf.Map `ebpf:"perip"`
 	Pktrate       *ebpf.Map `ebpf:"pktrate"`
 	Ports         *ebpf.Map `ebpf:"ports"`
+	Q3Line        *ebpf.Map `ebpf:"q3_line"`
 	Replies       *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty  *ebpf.Map `ebpf:"replies_empty"`
 	Routes        *ebpf.Map `ebpf:"routes"`
@@ -370,10 +389,12 @@ func (m *querydMaps) Close() error {
 		m.DivertScratch,
 		m.DivertStats,
 		m.DrainMap,
+		m.Hostip,
 		m.LocalAddrs,
 		m.Perip,
 		m.Pktrate,
 		m.Ports,
+		m.Q3Line,
 		m.Replies,
 		m.RepliesEmpty,
 		m.Routes,

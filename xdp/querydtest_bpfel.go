@@ -13,21 +13,173 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type querydtestAddrKind uint32
+
+const (
+	querydtestAddrKindADDR_LOCAL     querydtestAddrKind = 1
+	querydtestAddrKindADDR_BROADCAST querydtestAddrKind = 2
+)
+
+type querydtestAddrkey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Addr    [16]uint8
+}
+
+type querydtestConfig struct {
+	_          structs.HostLayout
+	K0         uint64
+	K1         uint64
+	WallOffset uint64
+	FreshUntil uint64
+	Epoch      uint64
+	EpochNext  uint64
+	PeripNs    uint64
+	PeripBurst uint64
+	PeripTau   uint64
+	UnpNs      uint64
+	UnpBurst   uint64
+	UnpTau     uint64
+	HostNs     uint64
+	HostBurst  uint64
+	HostTau    uint64
+	RateCost   [8]uint64
+	RateTau    [8]uint64
+	Mtu        uint32
+	Enabled    uint32
+	Deny       uint32
+	Routes     uint32
+	RouteGen   uint32
+	Pad        uint32
+}
+
+type querydtestDenykey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Addr      [16]uint8
+}
+
+type querydtestDest struct {
+	_      structs.HostLayout
+	Mac    [6]uint8
+	Pad    uint16
+	Server uint32
+	Iflags uint32
+}
+
+type querydtestDestkey struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Port    uint16
+	Pad     uint16
+	Addr    [16]uint8
+}
+
+type querydtestDrain struct {
+	_     structs.HostLayout
+	Gen   uint32
+	Dirty uint32
+}
+
 type querydtestEchoSlot struct {
 	_   structs.HostLayout
 	N   uint64
 	Pad [7]uint64
 }
 
+type querydtestIpkey struct {
+	_ structs.HostLayout
+	B [16]uint8
+}
+
+type querydtestPeer struct {
+	_        structs.HostLayout
+	Tat      uint64
+	RouteGen uint32
+	RouteOif uint32
+	Tok      uint64
+	CountGen [2]uint32
+	N        [2][6]uint32
+}
+
+type querydtestQ3line struct {
+	_       structs.HostLayout
+	N       uint32
+	Pos     uint32
+	Comment uint32
+	Tok     uint32
+	Claims  uint32
+	B       [1040]uint8
+}
+
+type querydtestRatekey struct {
+	_     structs.HostLayout
+	Src   querydtestSrckey
+	Proto uint32
+}
+
+type querydtestReply struct {
+	_     structs.HostLayout
+	Len   uint32
+	Csum  uint32
+	Flags uint32
+	Pad   uint32
+	Data  [1472]uint8
+}
+
+type querydtestSourceCount struct {
+	_ structs.HostLayout
+	N [6]uint64
+}
+
+type querydtestSrckey struct {
+	_      structs.HostLayout
+	Ip     querydtestIpkey
+	Server uint32
+}
+
+type querydtestSrvdenykey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Server    uint32
+	Addr      [16]uint8
+}
+
+type querydtestStats struct {
+	_            structs.HostLayout
+	Req          [8][6]uint64
+	In           [8]uint64
+	Out          [8]uint64
+	Passed       [6]uint64
+	ResizeFailed uint64
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	querydtestMapConfigMap        = "config_map"
+	querydtestMapDeny             = "deny"
+	querydtestMapDests            = "dests"
+	querydtestMapDrainMap         = "drain_map"
 	querydtestMapEchoSlots        = "echo_slots"
+	querydtestMapHostip           = "hostip"
+	querydtestMapLocalAddrs       = "local_addrs"
 	querydtestMapPassUdp          = "pass_udp"
+	querydtestMapPerip            = "perip"
+	querydtestMapPktrate          = "pktrate"
+	querydtestMapPorts            = "ports"
+	querydtestMapQ3Line           = "q3_line"
+	querydtestMapReplies          = "replies"
+	querydtestMapRepliesEmpty     = "replies_empty"
+	querydtestMapRoutes           = "routes"
+	querydtestMapSources          = "sources"
+	querydtestMapStatsMap         = "stats_map"
+	querydtestMapUnproven         = "unproven"
 	querydtestProgQuerydEcho      = "queryd_echo"
 	querydtestProgQuerydEchoState = "queryd_echo_state"
 	querydtestProgQuerydPass      = "queryd_pass"
+	querydtestProgQuerydQ3claim   = "queryd_q3claim"
 	querydtestProgQuerydVlanPush  = "queryd_vlan_push"
 )
 
@@ -76,6 +228,7 @@ type querydtestProgramSpecs struct {
 	QuerydEcho      *ebpf.ProgramSpec `ebpf:"queryd_echo"`
 	QuerydEchoState *ebpf.ProgramSpec `ebpf:"queryd_echo_state"`
 	QuerydPass      *ebpf.ProgramSpec `ebpf:"queryd_pass"`
+	QuerydQ3claim   *ebpf.ProgramSpec `ebpf:"queryd_q3claim"`
 	QuerydVlanPush  *ebpf.ProgramSpec `ebpf:"queryd_vlan_push"`
 }
 
@@ -83,8 +236,24 @@ type querydtestProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydtestMapSpecs struct {
-	EchoSlots *ebpf.MapSpec `ebpf:"echo_slots"`
-	PassUdp   *ebpf.MapSpec `ebpf:"pass_udp"`
+	ConfigMap    *ebpf.MapSpec `ebpf:"config_map"`
+	Deny         *ebpf.MapSpec `ebpf:"deny"`
+	Dests        *ebpf.MapSpec `ebpf:"dests"`
+	DrainMap     *ebpf.MapSpec `ebpf:"drain_map"`
+	EchoSlots    *ebpf.MapSpec `ebpf:"echo_slots"`
+	Hostip       *ebpf.MapSpec `ebpf:"hostip"`
+	LocalAddrs   *ebpf.MapSpec `ebpf:"local_addrs"`
+	PassUdp      *ebpf.MapSpec `ebpf:"pass_udp"`
+	Perip        *ebpf.MapSpec `ebpf:"perip"`
+	Pktrate      *ebpf.MapSpec `ebpf:"pktrate"`
+	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	Q3Line       *ebpf.MapSpec `ebpf:"q3_line"`
+	Replies      *ebpf.MapSpec `ebpf:"replies"`
+	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes       *ebpf.MapSpec `ebpf:"routes"`
+	Sources      *ebpf.MapSpec `ebpf:"sources"`
+	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
+	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
 }
 
 // querydtestVariableSpecs contains global variables before they are loaded into the kernel.
@@ -113,14 +282,46 @@ func (o *querydtestObjects) Close() error {
 //
 // It can be passed to loadQuerydtestObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydtestMaps struct {
-	EchoSlots *ebpf.Map `ebpf:"echo_slots"`
-	PassUdp   *ebpf.Map `ebpf:"pass_udp"`
+	ConfigMap    *ebpf.Map `ebpf:"config_map"`
+	Deny         *ebpf.Map `ebpf:"deny"`
+	Dests        *ebpf.Map `ebpf:"dests"`
+	DrainMap     *ebpf.Map `ebpf:"drain_map"`
+	EchoSlots    *ebpf.Map `ebpf:"echo_slots"`
+	Hostip       *ebpf.Map `ebpf:"hostip"`
+	LocalAddrs   *ebpf.Map `ebpf:"local_addrs"`
+	PassUdp      *ebpf.Map `ebpf:"pass_udp"`
+	Perip        *ebpf.Map `ebpf:"perip"`
+	Pktrate      *ebpf.Map `ebpf:"pktrate"`
+	Ports        *ebpf.Map `ebpf:"ports"`
+	Q3Line       *ebpf.Map `ebpf:"q3_line"`
+	Replies      *ebpf.Map `ebpf:"replies"`
+	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
+	Routes       *ebpf.Map `ebpf:"routes"`
+	Sources      *ebpf.Map `ebpf:"sources"`
+	StatsMap     *ebpf.Map `ebpf:"stats_map"`
+	Unproven     *ebpf.Map `ebpf:"unproven"`
 }
 
 func (m *querydtestMaps) Close() error {
 	return _QuerydtestClose(
+		m.ConfigMap,
+		m.Deny,
+		m.Dests,
+		m.DrainMap,
 		m.EchoSlots,
+		m.Hostip,
+		m.LocalAddrs,
 		m.PassUdp,
+		m.Perip,
+		m.Pktrate,
+		m.Ports,
+		m.Q3Line,
+		m.Replies,
+		m.RepliesEmpty,
+		m.Routes,
+		m.Sources,
+		m.StatsMap,
+		m.Unproven,
 	)
 }
 
@@ -137,6 +338,7 @@ type querydtestPrograms struct {
 	QuerydEcho      *ebpf.Program `ebpf:"queryd_echo"`
 	QuerydEchoState *ebpf.Program `ebpf:"queryd_echo_state"`
 	QuerydPass      *ebpf.Program `ebpf:"queryd_pass"`
+	QuerydQ3claim   *ebpf.Program `ebpf:"queryd_q3claim"`
 	QuerydVlanPush  *ebpf.Program `ebpf:"queryd_vlan_push"`
 }
 
@@ -145,6 +347,7 @@ func (p *querydtestPrograms) Close() error {
 		p.QuerydEcho,
 		p.QuerydEchoState,
 		p.QuerydPass,
+		p.QuerydQ3claim,
 		p.QuerydVlanPush,
 	)
 }

@@ -213,6 +213,28 @@ func (f *FastPath) SetLimits(server string, l responder.Limits) {
 	}
 }
 
+// SetHostLimits replaces the program's share of the host-wide per-IP
+// budget (Config.Host; on reload of [host]): every server's config takes
+// it at the next sync, the sources' state is kept (an entry's theoretical
+// arrival time holds under a new rate as well). The zero HostLimits turns
+// it off. Its TrackedIPs cannot resize the table the program was loaded
+// with.
+func (f *FastPath) SetHostLimits(l responder.HostLimits) error {
+	if l != (responder.HostLimits{}) {
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("the XDP program's host-wide budget: %w", err)
+		}
+	}
+	f.host.Store(&l)
+	f.mu.Lock()
+	for _, s := range f.servers {
+		s.dirty.Store(true)
+	}
+	f.mu.Unlock()
+	f.kickServe()
+	return nil
+}
+
 // Changed tells Serve that a server's replies may have changed (a new
 // snapshot); it never blocks.
 func (f *FastPath) Changed(server string) {
@@ -391,6 +413,11 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	unp := responder.NewGCRA(float64(rate), burst)
 	c.UnpNs, c.UnpBurst, c.UnpTau = unp.CostQ16(), uint64(burst), uint64(unp.Tolerance())
 	c.RateCost, c.RateTau = f.packetRates(s)
+	c.HostNs, c.HostBurst, c.HostTau = 0, 0, 0
+	if h := f.host.Load(); h != nil && *h != (responder.HostLimits{}) {
+		g := h.GCRA()
+		c.HostNs, c.HostBurst, c.HostTau = g.CostQ16(), uint64(h.PerIPBurst), uint64(g.Tolerance())
+	}
 }
 
 // epochNS is the token epoch (challenge.Epoch, the program's EPOCH_NS).

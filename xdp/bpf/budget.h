@@ -46,10 +46,22 @@ static __always_inline int bucket_allow(void *m, const void *k, __u64 now, __u64
 	return gcra(tat, now, cost, tau);
 }
 
-// budget applies the per-IP byte budget to a reply of size bytes, and the
-// CPU's share of the unproven budget when it amplifies (responder.limiter).
-// p is the source's entry (perip) when it has one; a new source gets one,
-// with a full bucket, and *pp is set to it.
+// host_allow takes a reply of size bytes from the source's host-wide
+// budget (hostip; responder.HostBudget), shared by every server's
+// answers; without one (host_ns 0) it allows everything.
+static __always_inline int host_allow(const struct config *c, const struct src *s, __u64 now, __u32 size)
+{
+	if (!c->host_ns)
+		return 1;
+	__u64 n = size < c->host_burst ? size : c->host_burst;
+	return bucket_allow(&hostip, &s->key.ip, now, cost_ns(n, c->host_ns), c->host_tau);
+}
+
+// budget applies the per-IP byte budget to a reply of size bytes, then the
+// host-wide one (host_allow), and the CPU's share of the unproven budget
+// when it amplifies (responder.limiter). p is the source's entry (perip)
+// when it has one; a new source gets one, with a full bucket, and *pp is
+// set to it.
 static __always_inline int budget(const struct config *c, const struct src *s, struct peer **pp, __u64 now,
 				  __u32 size, int amplifies)
 {
@@ -60,7 +72,7 @@ static __always_inline int budget(const struct config *c, const struct src *s, s
 		struct peer first = {.tat = now + cost};
 		if (bpf_map_update_elem(&perip, &s->key, &first, BPF_NOEXIST) == 0) {
 			*pp = bpf_map_lookup_elem(&perip, &s->key);
-			goto unproven;
+			goto host;
 		}
 		p = *pp = bpf_map_lookup_elem(&perip, &s->key);
 		if (!p)
@@ -68,7 +80,9 @@ static __always_inline int budget(const struct config *c, const struct src *s, s
 	}
 	if (!gcra(&p->tat, now, cost, c->perip_tau))
 		return 0;
-unproven:
+host:
+	if (!host_allow(c, s, now, size))
+		return 0;
 	if (!amplifies)
 		return 1;
 	__u32 server = s->key.server;

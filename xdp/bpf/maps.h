@@ -76,6 +76,17 @@ struct {
 	__type(value, struct peer);
 } perip SEC(".maps");
 
+// The host-wide per-source budget ([host]): the theoretical arrival time
+// of a GCRA per source (IPv4 address or IPv6 /64, struct srckey's ip),
+// which every answer to the source draws on, whichever server's, on top of
+// that server's (perip).
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536); // set from [host] tracked_ips at load
+	__type(key, struct ipkey);
+	__type(value, __u64);
+} hostip SEC(".maps");
+
 // The per-source packet rates of the protocols that have one (config's
 // rate_cost by row; Quake 3's and Bedrock's): a GCRA's theoretical arrival
 // time per source, server and protocol.

@@ -26,6 +26,7 @@ struct config {
 	__u64 epoch, epoch_next; // the token epoch at the last sync, and the monotonic ns the next one starts
 	__u64 perip_ns, perip_burst, perip_tau; // ns per byte << 16 (rounded up: 1e9 << 16 / bytes/s), bytes, ns (burst/rate)
 	__u64 unp_ns, unp_burst, unp_tau;       // one CPU's share of the unproven budget
+	__u64 host_ns, host_burst, host_tau;    // the program's share of the host-wide per-IP budget (hostip), every server's the same (host_ns 0: none)
 	__u64 rate_cost[MAX_PROTOS], rate_tau[MAX_PROTOS]; // each protocol's per-source packet rate (by row): ns per request (0: none), burst ns
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything

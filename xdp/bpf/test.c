@@ -136,3 +136,31 @@ int queryd_echo_state(struct xdp_md *ctx)
 {
 	return echo_swap(ctx, 1);
 }
+
+// The Quake 3 claim (quake3.h), on its own: TestXDPQuake3ClaimsAsGo feeds
+// queryd_q3claim spellings and compares its verdict with quake3.Claims.
+#define PROTOCOL(name, slots)
+#include "quake3.h"
+#undef PROTOCOL
+
+// queryd_q3claim returns XDP_DROP for an IPv4 UDP datagram that
+// quake3_claim takes, XDP_PASS for any other frame.
+SEC("xdp")
+int queryd_q3claim(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct udphdr *udp = (void *)(ip + 1);
+	if ((void *)(udp + 1) > end)
+		return XDP_PASS;
+	if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 || ip->protocol != IPPROTO_UDP)
+		return XDP_PASS;
+	__u32 ulen = bpf_ntohs(udp->len);
+	if (ulen < sizeof(struct udphdr) || (void *)udp + ulen > end)
+		return XDP_PASS;
+	struct query q = {.ctx = ctx, .p = (void *)(udp + 1), .end = end};
+	q.r.plen = ulen - sizeof(struct udphdr);
+	return quake3_claim(&q) ? XDP_DROP : XDP_PASS;
+}
