@@ -163,9 +163,6 @@ func (d *Divert) Joins() (JoinCounts, error) {
 	return c, nil
 }
 
-var descDivertJoins = prometheus.NewDesc("queryd_xdp_divert_joins_total",
-	"Game datagrams (no protocol claims them) to a [listen] divert address while its server sleeps, by result: reported (to queryd, a join: it wakes the server), ring_full (not reported: queryd read the reports too slowly), rate_limited (not reported: the address's last report is under 10 ms old). All are passed to the game server's address.", []string{"result"}, nil)
-
 // collectJoins exports the server's join counters.
 func (d *Divert) collectJoins(ch chan<- prometheus.Metric) {
 	n, err := d.Joins()
