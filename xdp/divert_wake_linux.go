@@ -26,13 +26,14 @@ const joinSize = 40
 
 // Rest marks the server's divert addresses resting (asleep true: game
 // datagrams to them are reported to OnJoin's function) or awake (not
-// reported). A Divert starts awake. It fails when the kernel refuses.
+// reported). A Divert starts awake; a closed one has no addresses left
+// (nil). It fails when the kernel refuses.
 func (d *Divert) Rest(asleep bool) error {
 	h := &d.f.dv
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if d.closed {
-		return errors.New("divert: closed")
+		return nil
 	}
 	var errs []error
 	for _, a := range d.addrs {
