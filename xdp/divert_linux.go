@@ -53,11 +53,8 @@ type Divert struct {
 	takes  []string // the protocols whose queries it takes (nil: every protocol on)
 	reg    prometheus.Registerer
 	coll   divertCollector
-	closed bool // under f.dv.mu
-	// resting is what Rest last set (under f.dv.mu); join is OnJoin's
-	// function.
-	resting bool
-	join    atomic.Pointer[func(game, src netip.AddrPort)]
+	closed bool                                           // under f.dv.mu
+	join   atomic.Pointer[func(game, src netip.AddrPort)] // OnJoin's function
 }
 
 // Divert attaches divert for server's addrs (the server is one of

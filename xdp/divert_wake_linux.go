@@ -47,7 +47,6 @@ func (d *Divert) Rest(asleep bool) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("divert rests table: %w", err)
 	}
-	d.resting = asleep
 	return nil
 }
 
