@@ -80,6 +80,14 @@ func (s *Server) attachDivert(f *xdp.FastPath) error {
 		return divertRefused(c, err)
 	}
 	s.divert = dv
+	if s.sleep != nil { // [sleep]: the program reports joins while the server rests
+		dv.OnJoin(s.divertJoined)
+		if s.resting {
+			if err := dv.Rest(true); err != nil {
+				s.log.Error("sleep: the XDP program could not be told the server rests: joins through divert are not seen", "err", err)
+			}
+		}
+	}
 	return nil
 }
 

@@ -51,6 +51,9 @@ type Server struct {
 	// divert is the server's [listen] divert in the fast path (nil
 	// without; daemon/divert.go).
 	divert *xdp.Divert
+	// resting is the Sleeper's last Asleep (under mu): a divert attached
+	// while the server sleeps rests too (daemon/sleep.go).
+	resting bool
 	// page is the status page's sampler (nil when the admin listener is
 	// off); the host samples every server in one tick.
 	page *status.Sampler

@@ -53,7 +53,7 @@ func (s *Server) newSleep() (part, error) {
 		Rest:     s.rest,
 		Ready:    ready,
 		Kick:     kick,
-		Asleep:   s.store.SetAsleep,
+		Asleep:   s.setAsleep,
 		Changed:  s.restChanged,
 		Query:    s.host.claimed,
 		Logger:   s.log.With("part", "sleep"),
@@ -119,30 +119,35 @@ func (d *Daemon) claimed(p []byte) bool {
 	return false
 }
 
-// divertJoin is the seam through which divert mode wakes a sleeping
-// server: the XDP program saw a game datagram (one no protocol claims) from
-// src to game, a [listen] divert address, while that address's server was
-// asleep (the program learns it from the server's silence value, read on
-// FastPath.Changed like SilentFrom: Silence.State == StateAsleep), and
-// queryd's side of the program reports it here, from its reader's
-// goroutine (it must not block it: this takes one lock briefly and never
-// waits for the wake). The server with divert address game wakes if a wake
-// may begin (wakes_per_hour); nothing is held, the player's own retries
-// reach the game server once it is up. A report for an address no running
-// server diverts, or whose server does not sleep, is ignored. It reports
-// whether the server runs or is being woken.
-func (d *Daemon) divertJoin(game, src netip.AddrPort) bool {
-	for _, s := range d.running() {
-		if s.sleep == nil {
-			continue
-		}
-		for _, ap := range s.config().Listen.Divert {
-			if ap == game {
-				return s.sleep.Join(src)
-			}
+// setAsleep is the Sleeper's Asleep: the state without its players (true)
+// or with them again, and the server's divert addresses resting (the XDP
+// program reports game datagrams to them: divertJoined) or awake. A
+// divert attached later takes the rest too (attachDivert).
+func (s *Server) setAsleep(asleep bool) error {
+	err := s.store.SetAsleep(asleep)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resting = asleep
+	if s.divert != nil {
+		if err := s.divert.Rest(asleep); err != nil {
+			s.log.Error("sleep: the XDP program could not be told the server rests or runs: joins through divert are not seen", "asleep", asleep, "err", err)
 		}
 	}
-	return false
+	return err
+}
+
+// divertJoined is how divert mode wakes a sleeping server
+// (xdp.Divert.OnJoin): the XDP program saw a game datagram (one no
+// protocol claims) from src to game, one of the server's [listen] divert
+// addresses, while it rested. The server wakes if a wake may begin
+// (wakes_per_hour); nothing is held, the player's own retries reach the
+// game server once it is up. It runs on the program's report reader, once
+// per address every 10 ms at most: Sleeper.Join takes one lock briefly and
+// never waits for the wake.
+func (s *Server) divertJoined(game, src netip.AddrPort) {
+	if s.sleep.Join(src) {
+		s.log.Debug("sleep: a join through divert", "game", game, "src", src)
+	}
 }
 
 // Sleep returns the server's sleep cycle (ok false without [sleep]).

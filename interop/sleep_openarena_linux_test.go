@@ -37,6 +37,13 @@ type sleepOA struct {
 // 127.0.0.1. It skips the test where openarena-server is not installed.
 func newSleepOA(t *testing.T) *sleepOA {
 	t.Helper()
+	return newSleepOAAt(t, fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPPort(t)))
+}
+
+// newSleepOAAt is newSleepOA for a game server at addr (an IPv4 address
+// and port): the scripts run it in the namespace they run in.
+func newSleepOAAt(t *testing.T, addr string) *sleepOA {
+	t.Helper()
 	bin, err := exec.LookPath("openarena-server")
 	if err != nil {
 		if bin, err = exec.LookPath("/usr/games/openarena-server"); err != nil {
@@ -44,14 +51,14 @@ func newSleepOA(t *testing.T) *sleepOA {
 		}
 	}
 	NeedCommand(t, "sh")
-	o := &sleepOA{dir: t.TempDir(), addr: fmt.Sprintf("127.0.0.1:%d", testkit.FreeUDPPort(t))}
+	o := &sleepOA{dir: t.TempDir(), addr: addr}
 	home := filepath.Join(o.dir, "home")
-	port := o.addr[strings.LastIndexByte(o.addr, ':')+1:]
+	ip, port := o.addr[:strings.LastIndexByte(o.addr, ':')], o.addr[strings.LastIndexByte(o.addr, ':')+1:]
 	o.start = o.script(t, "start", fmt.Sprintf(`echo start >> %[1]s/log
-HOME=%[2]s %[3]s +set dedicated 1 +set net_enabled 1 +set net_ip 127.0.0.1 +set net_port %[4]s \
+HOME=%[2]s %[3]s +set dedicated 1 +set net_enabled 1 +set net_ip %[5]s +set net_port %[4]s \
   +set sv_hostname sleepy-oa +set sv_maxclients 12 +set bot_minplayers 1 +set sv_master1 "" \
   +set com_homepath %[2]s +map oa_dm1 >> %[1]s/oa.log 2>&1 &
-echo $! > %[1]s/pid`, o.dir, home, bin, port))
+echo $! > %[1]s/pid`, o.dir, home, bin, port, ip))
 	o.stop = o.script(t, "stop", fmt.Sprintf(`echo stop >> %[1]s/log
 pid=$(cat %[1]s/pid 2>/dev/null) || exit 0
 kill $pid 2>/dev/null

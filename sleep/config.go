@@ -232,8 +232,9 @@ func (c *Config) Warnings(cfg *config.Config) []string {
 		w = append(w, "sleep.after: 0s: the server never sleeps; start and stop are not run (set after)")
 	}
 	if c.On() && cfg.Relay.Upstream == "" && len(cfg.Listen.Divert) > 0 {
-		w = append(w, "sleep: [listen] divert without relay mode: only the feed's {\"op\":\"wake\"} wakes this server "+
-			"until the XDP program reports game datagrams to a sleeping server (sleep/doc.go, \"Divert\")")
+		w = append(w, "sleep: [listen] divert: the XDP program sees a join only on the [xdp] interfaces, and nothing is held "+
+			"while the server wakes: a player's first attempts go unanswered and its retries get in once the game server "+
+			"is up (sleep/doc.go, \"Divert\")")
 	}
 	return w
 }

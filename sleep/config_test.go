@@ -129,8 +129,8 @@ func TestConfigJoins(t *testing.T) {
 	}
 }
 
-// TestConfigWarnings: start and stop without after; divert without relay
-// (only the feed's wake, for now).
+// TestConfigWarnings: start and stop without after; divert (a join seen
+// on the [xdp] interfaces alone, nothing held while it wakes).
 func TestConfigWarnings(t *testing.T) {
 	c, err := config.Parse([]byte("[sleep]\nstart = [\"true\"]\n"), quake3.Module{}, agones.ConfigModule{}, sleep.ConfigModule{})
 	if err != nil {
@@ -138,6 +138,15 @@ func TestConfigWarnings(t *testing.T) {
 	}
 	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "sleep.after: 0s: the server never sleeps") {
 		t.Errorf("warnings:\n%s", w)
+	}
+	const divert = "[listen]\nudp = []\ndivert = [\"198.18.0.1:27960\"]\n[xdp]\ninterfaces = [\"eth0\"]\n" +
+		"[upstream]\nprotocol = \"quake3\"\naddress = \"198.18.0.1:27960\"\n" +
+		"[sleep]\nafter = \"1m\"\nstart = [\"true\"]\nstop = [\"true\"]\n"
+	if c, err = config.Parse([]byte(divert), quake3.Module{}, agones.ConfigModule{}, sleep.ConfigModule{}); err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "sleep: [listen] divert: the XDP program sees a join only on the [xdp] interfaces") {
+		t.Errorf("divert's warnings:\n%s", w)
 	}
 }
 

@@ -110,12 +110,25 @@
 //
 // # Divert
 //
-// In divert mode queryd does not own the game port: the XDP program must
-// report a game datagram to a sleeping server's address to queryd, which
-// then calls Sleeper.Join (through the daemon's divertJoin); nothing is
-// held (the player's retries reach the game server once it is up). Until
-// the XDP program does, a divert-only server wakes by the feed's wake
-// alone (queryd check warns).
+// In divert mode queryd does not own the game port, so the XDP program
+// sees the join: while the server rests (from the stop until the woken
+// game server answers: the daemon's Asleep marks its divert addresses
+// resting, xdp.Divert.Rest), a game datagram to one of its divert
+// addresses (one that passed the kernel's checks and no protocol claims,
+// on or off: never a query) is reported to queryd on a ring buffer, at
+// most once per address every 10 ms, and the daemon calls Sleeper.Join
+// with its source (xdp.Divert.OnJoin). Nothing is held: the datagram goes
+// on to the game server's address as any game traffic does, where nothing
+// listens until the game server is up (the kernel answers ICMP port
+// unreachable, which the game clients' unconnected sockets ignore), and
+// the player's retries get in once it is up. wakes_per_hour bounds the
+// wakes as in relay mode: a spoofed flood of game datagrams from any number
+// of sources starts the game server at most that often (the reports
+// themselves at most 100 a second per address). A join is seen only on the
+// [xdp] interfaces (queryd check warns): a player arriving through
+// another interface (loopback, an interface not listed) wakes nothing.
+// Counted in queryd_xdp_divert_joins_total{result} (reported, ring_full,
+// rate_limited).
 //
 // # Config
 //

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -38,6 +39,7 @@ type divertHost struct {
 	objs   divertObjects
 	links  []io.Closer // a tcx link or a tc filter per interface
 	owner  map[querydDivertKey]*Divert
+	joins  *joinReader // the program's join reports (divert_wake_linux.go)
 	closed bool
 }
 
@@ -51,7 +53,8 @@ type Divert struct {
 	takes  []string // the protocols whose queries it takes (nil: every protocol on)
 	reg    prometheus.Registerer
 	coll   divertCollector
-	closed bool // under f.dv.mu
+	closed bool                                           // under f.dv.mu
+	join   atomic.Pointer[func(game, src netip.AddrPort)] // OnJoin's function
 }
 
 // Divert attaches divert for server's addrs (the server is one of
@@ -94,6 +97,9 @@ func (f *FastPath) Divert(server string, addrs []DivertAddr, takes []string) (d 
 	zero := make([]querydDivertCount, f.ncpu) // the row may be a removed server's
 	if err := f.maps.DivertStats.Put(uint32(d.index), zero); err != nil {
 		return nil, fmt.Errorf("divert counters: %w", err)
+	}
+	if err := f.maps.DivertJoinStats.Put(uint32(d.index), make([]querydDivertJoinCount, f.ncpu)); err != nil {
+		return nil, fmt.Errorf("divert join counters: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -153,8 +159,13 @@ func (f *FastPath) divertLoadLocked() (err error) {
 		}
 		h.links = append(h.links, l)
 	}
+	if h.joins, err = f.startJoins(); err != nil {
+		return err
+	}
 	if f.cfg.Registry != nil {
 		if err := f.cfg.Registry.Register(rewrittenCollector{f}); err != nil {
+			h.joins.r.Close() // not stop: its goroutine may wait for h.mu
+			h.joins = nil
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
@@ -197,11 +208,21 @@ func (f *FastPath) attachEgress(a attached) (io.Closer, error) {
 	return c, nil
 }
 
-// divertClose detaches the egress program (the fast path closing).
+// divertClose detaches the egress program and stops the join reports'
+// reader (the fast path closing).
 func (f *FastPath) divertClose() error {
 	h := &f.dv
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	joins := h.joins
+	h.joins = nil
+	err := f.divertCloseLocked()
+	h.mu.Unlock()
+	return errors.Join(err, joins.stop()) // its goroutine takes h.mu
+}
+
+// divertCloseLocked is divertClose's share under f.dv.mu.
+func (f *FastPath) divertCloseLocked() error {
+	h := &f.dv
 	h.closed = true
 	if !h.loaded {
 		return nil
@@ -326,6 +347,7 @@ func (d *Divert) closeLocked() error {
 		}
 		delete(h.owner, k)
 		_ = d.f.maps.DivertMap.Delete(&k) // fails only once the fast path is closed: detached anyway
+		_ = d.f.maps.DivertRests.Delete(&k)
 		bk := divertBackKey{Addr: a.Game.Addr().As16(), Port: a.Hidden}
 		_ = h.objs.DivertBack.Delete(&bk)
 	}
@@ -392,7 +414,10 @@ var (
 type divertCollector struct{ d *Divert }
 
 // Describe implements prometheus.Collector.
-func (c divertCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descDiverted }
+func (c divertCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descDiverted
+	ch <- descDivertJoins
+}
 
 // Collect implements prometheus.Collector.
 func (c divertCollector) Collect(ch chan<- prometheus.Metric) {
@@ -404,6 +429,7 @@ func (c divertCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descDiverted, prometheus.CounterValue, float64(r.n), r.label)
 		}
 	}
+	c.d.collectJoins(ch)
 }
 
 // rewrittenCollector exports the egress program's counter (host-wide:

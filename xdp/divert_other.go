@@ -18,3 +18,9 @@ func (*FastPath) Divert(string, []DivertAddr, []string) (*Divert, error) { retur
 
 // Close does nothing outside Linux.
 func (*Divert) Close() error { return nil }
+
+// Rest does nothing outside Linux.
+func (*Divert) Rest(bool) error { return nil }
+
+// OnJoin does nothing outside Linux.
+func (*Divert) OnJoin(func(game, src netip.AddrPort)) {}

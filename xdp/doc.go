@@ -318,6 +318,22 @@
 // egress program; a GSO batch counts once). A divert address change needs
 // a restart.
 //
+// Joins ([sleep], issue 41): queryd does not own the game port in divert
+// mode, so it cannot see a player arrive at a game server it has stopped.
+// The program can: while a server rests (Divert.Rest(true): its divert
+// addresses in the table divert_rests, bpf/divert_wake.h), a game datagram
+// to one of them (it passed the kernel's checks and no protocol claims
+// it: divert_in's one demux over every protocol; a query of a protocol
+// that is off or not taken is never a join) is reported on the ring buffer
+// divert_joins (16 KiB: the address and the source), at most once per
+// address every 10 ms (a timestamp in its divert_rests entry, taken with a
+// compare and swap), and passed as before: nothing is held, the player's
+// retries reach the game server once it is up. One goroutine (from the
+// first Divert until the fast path closes) reads the ring and calls the
+// owning Divert's OnJoin function (the daemon's: Sleeper.Join). Counted
+// in queryd_xdp_divert_joins_total{result} (reported, ring_full,
+// rate_limited; per server).
+//
 // The egress program is attached through tcx (a BPF link: nothing is left
 // behind by a crash) where the kernel has it (6.6); where it has not
 // (ebpf.ErrNotSupported: Debian 12's 6.1, Ubuntu 22.04's 5.15), the same

@@ -17,6 +17,9 @@ var (
 		"Requests the XDP fast path answered or dropped, by protocol and outcome: its share of queryd_requests_total, which counts them too.", []string{"protocol", "outcome"}, nil)
 	descUpdates = prometheus.NewDesc("queryd_xdp_reply_updates_total",
 		"Times the XDP fast path's replies were re-published (a new snapshot, or A2S_PLAYER's durations once a second).", nil, nil)
+	// divert's join reports (divert_wake_linux.go), in the server's divert collector
+	descDivertJoins = prometheus.NewDesc("queryd_xdp_divert_joins_total",
+		"Game datagrams (no protocol claims them) to a [listen] divert address while its server sleeps, by result: reported (to queryd, a join: it wakes the server), ring_full (not reported: queryd read the reports too slowly), rate_limited (not reported: the address's last report is under 10 ms old). All are passed to the game server's address.", []string{"result"}, nil)
 )
 
 // collector exports the host's series of the fast path (Config.Registry).

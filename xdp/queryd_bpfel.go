@@ -80,11 +80,38 @@ type querydDivertCount struct {
 	N [4]uint64
 }
 
+type querydDivertJoin struct {
+	_     structs.HostLayout
+	Key   querydDivertKey
+	Src   [16]uint8
+	Sport uint16
+	Pad   uint16
+}
+
+type querydDivertJoinCount struct {
+	_ structs.HostLayout
+	N [3]uint64
+}
+
+type querydDivertJoinResult uint32
+
+const (
+	querydDivertJoinResultDIVERT_JOIN_REPORTED querydDivertJoinResult = 0
+	querydDivertJoinResultDIVERT_JOIN_FULL     querydDivertJoinResult = 1
+	querydDivertJoinResultDIVERT_JOIN_LIMITED  querydDivertJoinResult = 2
+	querydDivertJoinResultNDIVERT_JOIN         querydDivertJoinResult = 3
+)
+
 type querydDivertKey struct {
 	_    structs.HostLayout
 	Addr [16]uint8
 	Port uint16
 	Pad  uint16
+}
+
+type querydDivertRest struct {
+	_    structs.HostLayout
+	Last uint64
 }
 
 type querydDivertResult uint32
@@ -233,29 +260,32 @@ type querydStats struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	querydMapConfigMap     = "config_map"
-	querydMapDeny          = "deny"
-	querydMapDests         = "dests"
-	querydMapDivertMap     = "divert_map"
-	querydMapDivertOn      = "divert_on"
-	querydMapDivertScratch = "divert_scratch"
-	querydMapDivertStats   = "divert_stats"
-	querydMapDrainMap      = "drain_map"
-	querydMapHostip        = "hostip"
-	querydMapLocalAddrs    = "local_addrs"
-	querydMapPerip         = "perip"
-	querydMapPktrate       = "pktrate"
-	querydMapPorts         = "ports"
-	querydMapQ3Line        = "q3_line"
-	querydMapReplies       = "replies"
-	querydMapRepliesEmpty  = "replies_empty"
-	querydMapRoutes        = "routes"
-	querydMapSources       = "sources"
-	querydMapStatsMap      = "stats_map"
-	querydMapUnproven      = "unproven"
-	querydProgQuerydXdp    = "queryd_xdp"
-	querydProgQuerydXdpDev = "queryd_xdp_dev"
-	querydVarFastProtocols = "fast_protocols"
+	querydMapConfigMap       = "config_map"
+	querydMapDeny            = "deny"
+	querydMapDests           = "dests"
+	querydMapDivertJoinStats = "divert_join_stats"
+	querydMapDivertJoins     = "divert_joins"
+	querydMapDivertMap       = "divert_map"
+	querydMapDivertOn        = "divert_on"
+	querydMapDivertRests     = "divert_rests"
+	querydMapDivertScratch   = "divert_scratch"
+	querydMapDivertStats     = "divert_stats"
+	querydMapDrainMap        = "drain_map"
+	querydMapHostip          = "hostip"
+	querydMapLocalAddrs      = "local_addrs"
+	querydMapPerip           = "perip"
+	querydMapPktrate         = "pktrate"
+	querydMapPorts           = "ports"
+	querydMapQ3Line          = "q3_line"
+	querydMapReplies         = "replies"
+	querydMapRepliesEmpty    = "replies_empty"
+	querydMapRoutes          = "routes"
+	querydMapSources         = "sources"
+	querydMapStatsMap        = "stats_map"
+	querydMapUnproven        = "unproven"
+	querydProgQuerydXdp      = "queryd_xdp"
+	querydProgQuerydXdpDev   = "queryd_xdp_dev"
+	querydVarFastProtocols   = "fast_protocols"
 )
 
 // loadQueryd returns the embedded CollectionSpec for queryd.
@@ -308,26 +338,29 @@ type querydProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type querydMapSpecs struct {
-	ConfigMap     *ebpf.MapSpec `ebpf:"config_map"`
-	Deny          *ebpf.MapSpec `ebpf:"deny"`
-	Dests         *ebpf.MapSpec `ebpf:"dests"`
-	DivertMap     *ebpf.MapSpec `ebpf:"divert_map"`
-	DivertOn      *ebpf.MapSpec `ebpf:"divert_on"`
-	DivertScratch *ebpf.MapSpec `ebpf:"divert_scratch"`
-	DivertStats   *ebpf.MapSpec `ebpf:"divert_stats"`
-	DrainMap      *ebpf.MapSpec `ebpf:"drain_map"`
-	Hostip        *ebpf.MapSpec `ebpf:"hostip"`
-	LocalAddrs    *ebpf.MapSpec `ebpf:"local_addrs"`
-	Perip         *ebpf.MapSpec `ebpf:"perip"`
-	Pktrate       *ebpf.MapSpec `ebpf:"pktrate"`
-	Ports         *ebpf.MapSpec `ebpf:"ports"`
-	Q3Line        *ebpf.MapSpec `ebpf:"q3_line"`
-	Replies       *ebpf.MapSpec `ebpf:"replies"`
-	RepliesEmpty  *ebpf.MapSpec `ebpf:"replies_empty"`
-	Routes        *ebpf.MapSpec `ebpf:"routes"`
-	Sources       *ebpf.MapSpec `ebpf:"sources"`
-	StatsMap      *ebpf.MapSpec `ebpf:"stats_map"`
-	Unproven      *ebpf.MapSpec `ebpf:"unproven"`
+	ConfigMap       *ebpf.MapSpec `ebpf:"config_map"`
+	Deny            *ebpf.MapSpec `ebpf:"deny"`
+	Dests           *ebpf.MapSpec `ebpf:"dests"`
+	DivertJoinStats *ebpf.MapSpec `ebpf:"divert_join_stats"`
+	DivertJoins     *ebpf.MapSpec `ebpf:"divert_joins"`
+	DivertMap       *ebpf.MapSpec `ebpf:"divert_map"`
+	DivertOn        *ebpf.MapSpec `ebpf:"divert_on"`
+	DivertRests     *ebpf.MapSpec `ebpf:"divert_rests"`
+	DivertScratch   *ebpf.MapSpec `ebpf:"divert_scratch"`
+	DivertStats     *ebpf.MapSpec `ebpf:"divert_stats"`
+	DrainMap        *ebpf.MapSpec `ebpf:"drain_map"`
+	Hostip          *ebpf.MapSpec `ebpf:"hostip"`
+	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
+	Perip           *ebpf.MapSpec `ebpf:"perip"`
+	Pktrate         *ebpf.MapSpec `ebpf:"pktrate"`
+	Ports           *ebpf.MapSpec `ebpf:"ports"`
+	Q3Line          *ebpf.MapSpec `ebpf:"q3_line"`
+	Replies         *ebpf.MapSpec `ebpf:"replies"`
+	RepliesEmpty    *ebpf.MapSpec `ebpf:"replies_empty"`
+	Routes          *ebpf.MapSpec `ebpf:"routes"`
+	Sources         *ebpf.MapSpec `ebpf:"sources"`
+	StatsMap        *ebpf.MapSpec `ebpf:"stats_map"`
+	Unproven        *ebpf.MapSpec `ebpf:"unproven"`
 }
 
 // querydVariableSpecs contains global variables before they are loaded into the kernel.
@@ -357,26 +390,29 @@ func (o *querydObjects) Close() error {
 //
 // It can be passed to loadQuerydObjects or ebpf.CollectionSpec.LoadAndAssign.
 type querydMaps struct {
-	ConfigMap     *ebpf.Map `ebpf:"config_map"`
-	Deny          *ebpf.Map `ebpf:"deny"`
-	Dests         *ebpf.Map `ebpf:"dests"`
-	DivertMap     *ebpf.Map `ebpf:"divert_map"`
-	DivertOn      *ebpf.Map `ebpf:"divert_on"`
-	DivertScratch *ebpf.Map `ebpf:"divert_scratch"`
-	DivertStats   *ebpf.Map `ebpf:"divert_stats"`
-	DrainMap      *ebpf.Map `ebpf:"drain_map"`
-	Hostip        *ebpf.Map `ebpf:"hostip"`
-	LocalAddrs    *ebpf.Map `ebpf:"local_addrs"`
-	Perip         *ebpf.Map `ebpf:"perip"`
-	Pktrate       *ebpf.Map `ebpf:"pktrate"`
-	Ports         *ebpf.Map `ebpf:"ports"`
-	Q3Line        *ebpf.Map `ebpf:"q3_line"`
-	Replies       *ebpf.Map `ebpf:"replies"`
-	RepliesEmpty  *ebpf.Map `ebpf:"replies_empty"`
-	Routes        *ebpf.Map `ebpf:"routes"`
-	Sources       *ebpf.Map `ebpf:"sources"`
-	StatsMap      *ebpf.Map `ebpf:"stats_map"`
-	Unproven      *ebpf.Map `ebpf:"unproven"`
+	ConfigMap       *ebpf.Map `ebpf:"config_map"`
+	Deny            *ebpf.Map `ebpf:"deny"`
+	Dests           *ebpf.Map `ebpf:"dests"`
+	DivertJoinStats *ebpf.Map `ebpf:"divert_join_stats"`
+	DivertJoins     *ebpf.Map `ebpf:"divert_joins"`
+	DivertMap       *ebpf.Map `ebpf:"divert_map"`
+	DivertOn        *ebpf.Map `ebpf:"divert_on"`
+	DivertRests     *ebpf.Map `ebpf:"divert_rests"`
+	DivertScratch   *ebpf.Map `ebpf:"divert_scratch"`
+	DivertStats     *ebpf.Map `ebpf:"divert_stats"`
+	DrainMap        *ebpf.Map `ebpf:"drain_map"`
+	Hostip          *ebpf.Map `ebpf:"hostip"`
+	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
+	Perip           *ebpf.Map `ebpf:"perip"`
+	Pktrate         *ebpf.Map `ebpf:"pktrate"`
+	Ports           *ebpf.Map `ebpf:"ports"`
+	Q3Line          *ebpf.Map `ebpf:"q3_line"`
+	Replies         *ebpf.Map `ebpf:"replies"`
+	RepliesEmpty    *ebpf.Map `ebpf:"replies_empty"`
+	Routes          *ebpf.Map `ebpf:"routes"`
+	Sources         *ebpf.Map `ebpf:"sources"`
+	StatsMap        *ebpf.Map `ebpf:"stats_map"`
+	Unproven        *ebpf.Map `ebpf:"unproven"`
 }
 
 func (m *querydMaps) Close() error {
@@ -384,8 +420,11 @@ func (m *querydMaps) Close() error {
 		m.ConfigMap,
 		m.Deny,
 		m.Dests,
+		m.DivertJoinStats,
+		m.DivertJoins,
 		m.DivertMap,
 		m.DivertOn,
+		m.DivertRests,
 		m.DivertScratch,
 		m.DivertStats,
 		m.DrainMap,

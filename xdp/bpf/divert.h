@@ -72,19 +72,25 @@ static __always_inline int divert_enabled(void)
 	return on && *on;
 }
 
-// divert_lookup is the divert entry of a destination address (IPv4 as
-// ::ffff:a.b.c.d, daddr4 in network order) and port (network order), or 0.
-static __always_inline struct divert_val *divert_lookup(const int v6, const struct in6_addr *daddr6, __be32 daddr4,
-						       __be16 port)
+// divert_key_of makes *k the divert key of a destination address (IPv4 as
+// ::ffff:a.b.c.d, daddr4 in network order) and port (network order).
+static __always_inline void divert_key_of(struct divert_key *k, const int v6, const struct in6_addr *daddr6,
+					  __be32 daddr4, __be16 port)
 {
-	struct divert_key k = {.port = bpf_ntohs(port)};
+	__builtin_memset(k, 0, sizeof(*k));
+	k->port = bpf_ntohs(port);
 	if (v6) {
-		__builtin_memcpy(k.addr, daddr6, 16);
+		__builtin_memcpy(k->addr, daddr6, 16);
 	} else {
-		k.addr[10] = k.addr[11] = 0xFF;
-		__builtin_memcpy(&k.addr[12], &daddr4, 4);
+		k->addr[10] = k->addr[11] = 0xFF;
+		__builtin_memcpy(&k->addr[12], &daddr4, 4);
 	}
-	return bpf_map_lookup_elem(&divert_map, &k);
+}
+
+// divert_lookup is the divert entry of the key k, or 0.
+static __always_inline struct divert_val *divert_lookup(const struct divert_key *k)
+{
+	return bpf_map_lookup_elem(&divert_map, k);
 }
 
 // divert_counted counts a datagram of server i (a function of its own:

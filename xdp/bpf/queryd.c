@@ -24,6 +24,7 @@
 // queryd needs no clang.
 
 #include "divert.h"
+#include "divert_wake.h"
 #include "parsing.h"
 #include "strict.h"
 
@@ -221,8 +222,9 @@ static __noinline int handle_any(struct xdp_md *ctx, struct cursor *cur, struct 
 // data; xdp/doc.go, "Divert"): DIVERT_NONE when it is not to one (the
 // parse path as without divert); DIVERT_PASS when it passes untouched, to
 // the game server (the kernel's checks refuse it: not for this host, a
-// martian source, a VLAN tag; or no protocol of the entry claims it: game
-// traffic); else the query was claimed and rewritten to the hidden port
+// martian source, a VLAN tag; or it is a query of a protocol the entry
+// does not take; or no protocol claims it: game traffic, reported to
+// queryd while the server rests, divert_wake.h); else the query was claimed and rewritten to the hidden port
 // (the port queryd binds on the same address, one of the listen table's),
 // and the value is server << 32 | game port (network order). The checks
 // use the hidden port's destination (dests: the server's bound address on
@@ -245,7 +247,9 @@ static __always_inline __s64 divert_in(struct xdp_md *ctx, const int v6, const i
 	struct udphdr *udp = parse_udphdr(&cur);
 	if (!udp)
 		return DIVERT_NONE;
-	struct divert_val *dv = divert_lookup(v6, &q.r.daddr6, q.r.daddr4, udp->dest);
+	struct divert_key k;
+	divert_key_of(&k, v6, &q.r.daddr6, q.r.daddr4, udp->dest);
+	struct divert_val *dv = divert_lookup(&k);
 	if (!dv)
 		return DIVERT_NONE;
 	__u32 server = dv->server;
@@ -261,8 +265,17 @@ static __always_inline __s64 divert_in(struct xdp_md *ctx, const int v6, const i
 	if (!d || strict(ctx, v6, &q.r, d, devbound) >= 0)
 		goto untouched;
 	q.r.plen = ulen - sizeof(struct udphdr);
+	q.r.sport = udp->source;
 	q.p = cur.pos;
-	if (demux(&q, dv->protos) < 0)
+	// the claim, once over every protocol: a query of one the entry does
+	// not take passes (never a join); what none claims is game traffic,
+	// a join if the server rests (divert_wake.h)
+	int proto = demux(&q, ~0U);
+	if (proto < 0) {
+		divert_report(&k, &q.r, v6, server);
+		goto untouched;
+	}
+	if (!(dv->protos & (1U << proto)))
 		goto untouched;
 	__u16 game = udp->dest;
 	divert_to_hidden(udp, q.r.dport);
