@@ -43,7 +43,7 @@ func (s *Server) newUDP() (part, error) {
 	c := s.cfg
 	rc := responder.Config{
 		Listen:     listenOf(c),
-		Socket:     string(c.Listen.Socket),
+		Socket:     c.Listen.Socket,
 		Workers:    c.Listen.Workers,
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,

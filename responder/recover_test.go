@@ -46,11 +46,11 @@ func (panickyForwarder) Forward([]byte, netip.AddrPort, netip.Addr, responder.Se
 // the panic with its stack at most once a second.
 func TestPanicRecovered(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testPanicRecovered(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testPanicRecovered(t, layer) })
 	}
 }
 
-func testPanicRecovered(t *testing.T, layer string) {
+func testPanicRecovered(t *testing.T, layer responder.SocketLayer) {
 	var logs testkit.Buffer
 	reg := prometheus.NewRegistry()
 	srv, err := responder.New(responder.Config{

@@ -13,24 +13,10 @@ import (
 	"github.com/queryd/queryd/dgram"
 )
 
-// Socket layers a Server can use.
-const (
-	// SocketBatch: per-core SO_REUSEPORT sockets outside the Go netpoller,
-	// recvmmsg/sendmmsg in batches, one locked thread per socket (Linux).
-	SocketBatch = "batch"
-	// SocketPortable: one net.UDPConn per address read by Workers goroutines
-	// (any OS).
-	SocketPortable = "portable"
-	// SocketUring: the batch layer's sockets read and answered through one
-	// io_uring per CPU, one system call a round for every socket (Linux
-	// 6.1+; the batch layer where io_uring is refused).
-	SocketUring = "uring"
-)
-
 // Config configures a Server.
 type Config struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Socket     SocketLayer      // SocketAuto: SocketBatch on Linux, else SocketPortable
 	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	// DisableGSO keeps the batch layer from sending a multi-datagram answer
