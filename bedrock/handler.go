@@ -25,12 +25,13 @@ type Handler struct {
 	pong             atomic.Pointer[[]byte]
 }
 
-// NewHandler makes a Bedrock handler. ratePerSec and burst are the
-// per-source packet rate the responder applies before Serve (see
-// PacketLimit); zero values take the defaults, a negative rate turns it
-// off.
+// NewHandler makes a Bedrock handler. ratePerSec and burst are the per-source
+// packet rate the responder applies before Serve (see PacketLimit), as
+// [bedrock] packet_rate and packet_burst write it: DefaultPacketRate is the
+// default, dgram.NoPacketLimit turns it off; a burst of zero or less takes
+// DefaultPacketBurst.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.ConfiguredPacketRate(ratePerSec, burst, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.

@@ -64,9 +64,9 @@ func TestPacketLimit(t *testing.T) {
 		wantRate  float64
 		wantBurst int
 	}{
-		{0, 0, DefaultPacketRate, DefaultPacketBurst},
+		{DefaultPacketRate, 0, DefaultPacketRate, DefaultPacketBurst},
 		{0.5, 3, 0.5, 3},
-		{-1, 5, 0, 0},
+		{0, 5, 0, 0}, // packet_rate = 0: off
 	} {
 		r, b := NewHandler(vanillaConfig, c.rate, c.burst).PacketLimit()
 		if r != c.wantRate || b != c.wantBurst {

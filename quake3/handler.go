@@ -29,10 +29,12 @@ type encoded struct {
 }
 
 // NewHandler makes a Quake 3 handler. ratePerSec and burst are the per-IP
-// packet rate the responder applies before Serve (see PacketLimit); zero
-// values take the ioquake3 defaults, a negative rate turns it off.
+// packet rate the responder applies before Serve (see PacketLimit), as
+// [quake3] packet_rate and packet_burst write it: DefaultPacketRate is the
+// default, dgram.NoPacketLimit turns it off; a burst of zero or less takes
+// DefaultPacketBurst.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.ConfiguredPacketRate(ratePerSec, burst, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.

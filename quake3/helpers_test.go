@@ -28,7 +28,7 @@ func snapOf(t testing.TB, doc string) *state.Snapshot {
 // handlerFor makes a handler updated with the snapshot of doc.
 func handlerFor(t testing.TB, cfg Config, doc string) *Handler {
 	t.Helper()
-	h := NewHandler(cfg, 0, 0)
+	h := NewHandler(cfg, DefaultPacketRate, 0)
 	h.Update(snapOf(t, doc))
 	return h
 }

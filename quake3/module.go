@@ -36,16 +36,12 @@ func (Module) NewSection() config.Section { return NewSection() }
 // Build makes the getinfo / getstatus handler for [quake3].
 func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
 	s := sec.(*Section)
-	rate := s.PacketRate
-	if rate == 0 {
-		rate = -1 // [quake3] packet_rate = 0 turns the limit off
-	}
 	h := NewHandler(Config{
 		GameName: s.GameName,
 		Protocol: s.Protocol,
 		GameType: s.GameType,
 		Extra:    s.InfoKeys(),
-	}, rate, s.PacketBurst)
+	}, s.PacketRate, s.PacketBurst)
 	return &Protocol{Handler: h}, nil
 }
 

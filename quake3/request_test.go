@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/queryd/queryd/dgram"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -100,7 +102,7 @@ func TestParseRequestMalformed(t *testing.T) {
 
 // A handler with no snapshot yet, or a scratch too small, answers nothing.
 func TestServeWithoutRoom(t *testing.T) {
-	h := NewHandler(Config{}, 0, 0)
+	h := NewHandler(Config{}, DefaultPacketRate, 0)
 	if out, o := h.Serve([]byte(q3+"getinfo"), testSrc, make([]byte, MaxReply), nil); len(out) != 0 || o.String() != "ignored" {
 		t.Errorf("no snapshot: %q %s", out, o)
 	}
@@ -111,8 +113,8 @@ func TestServeWithoutRoom(t *testing.T) {
 	if r, b := h.PacketLimit(); r != DefaultPacketRate || b != DefaultPacketBurst {
 		t.Errorf("packet limit %v %d", r, b)
 	}
-	if r, _ := NewHandler(Config{}, -1, 0).PacketLimit(); r != 0 {
-		t.Errorf("negative rate gives %v, want 0 (off)", r)
+	if r, _ := NewHandler(Config{}, dgram.NoPacketLimit, 0).PacketLimit(); r != dgram.NoPacketLimit {
+		t.Errorf("packet_rate = 0 gives %v, want 0 (off)", r)
 	}
 }
 
@@ -123,7 +125,7 @@ func FuzzParseRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	h := NewHandler(Config{}, 0, 0)
+	h := NewHandler(Config{}, DefaultPacketRate, 0)
 	h.Update(snapOf(f, `{"name":"fuzz","map":"m","players":{"1":{"name":"p"}}}`))
 	scratch := make([]byte, MaxReply)
 	f.Fuzz(func(t *testing.T, p []byte) {
