@@ -13,7 +13,7 @@ type Sender interface {
 
 // PacketLimited is implemented by a handler whose protocol cannot prove a
 // source's address (Quake 3): the responder then limits how many of its
-// requests one source (IPv4 address or IPv6 /64) may send, before Serve and
+// requests one source (IPv4 address or IPv6 /64) may send, before Answer and
 // on top of the byte budgets. A rate of NoPacketLimit (zero) or less means
 // no limit.
 type PacketLimited interface {
@@ -21,7 +21,7 @@ type PacketLimited interface {
 }
 
 // ScratchSize is the size of the scratch buffer the responder hands a
-// handler's Serve for the reply datagrams it writes (32 KiB: an SQP reply
+// handler's Answer for the reply datagrams it writes (32 KiB: an SQP reply
 // of 255 players and a few hundred rules, whose every datagram carries the
 // client's token, is written there whole).
 const ScratchSize = 32 << 10
@@ -49,7 +49,7 @@ func ConfiguredPacketRate(rate float64, burst, defBurst int) PacketRate {
 }
 
 // PacketLimit returns the rate and burst the responder enforces before
-// Serve; a rate of NoPacketLimit means none.
+// Answer; a rate of NoPacketLimit means none.
 func (r PacketRate) PacketLimit() (ratePerSec float64, burst int) {
 	if r.rate <= NoPacketLimit {
 		return NoPacketLimit, 0

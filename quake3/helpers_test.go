@@ -37,7 +37,7 @@ func handlerFor(t testing.TB, cfg Config, doc string) *Handler {
 // single reply datagram (nil when none).
 func serve(t testing.TB, h *Handler, req string) ([]byte, string) {
 	t.Helper()
-	out, outcome := h.Serve([]byte(req), testSrc, make([]byte, MaxReply), nil)
+	out, outcome := h.Answer([]byte(req), testSrc, make([]byte, MaxReply), nil)
 	if len(out) > 1 {
 		t.Fatalf("%q: %d datagrams, want at most 1", req, len(out))
 	}

@@ -68,9 +68,9 @@ type Protocol struct {
 	watch atomic.Pointer[masterWatch]
 }
 
-// Serve answers like Handler and counts a master's challenged getinfo.
-func (p *Protocol) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
-	out, outcome := p.Handler.Serve(req, src, scratch, out)
+// Answer answers like Handler and counts a master's challenged getinfo.
+func (p *Protocol) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	out, outcome := p.Handler.Answer(req, src, scratch, out)
 	if w := p.watch.Load(); w != nil && outcome == dgram.AnsweredOpen && w.isMaster(src.Addr()) {
 		if r, err := ParseRequest(req); err == nil && r.Type == TypeInfo && r.Challenge != nil {
 			w.answered.Inc()

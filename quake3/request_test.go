@@ -101,13 +101,13 @@ func TestParseRequestMalformed(t *testing.T) {
 }
 
 // A handler with no snapshot yet, or a scratch too small, answers nothing.
-func TestServeWithoutRoom(t *testing.T) {
+func TestAnswerWithoutRoom(t *testing.T) {
 	h := NewHandler(Config{}, DefaultPacketRate, 0)
-	if out, o := h.Serve([]byte(q3+"getinfo"), testSrc, make([]byte, MaxReply), nil); len(out) != 0 || o.String() != "ignored" {
+	if out, o := h.Answer([]byte(q3+"getinfo"), testSrc, make([]byte, MaxReply), nil); len(out) != 0 || o.String() != "ignored" {
 		t.Errorf("no snapshot: %q %s", out, o)
 	}
 	h.Update(snapOf(t, `{"name":"x"}`))
-	if out, o := h.Serve([]byte(q3+"getinfo abc"), testSrc, make([]byte, 10), nil); len(out) != 0 || o.String() != "ignored" {
+	if out, o := h.Answer([]byte(q3+"getinfo abc"), testSrc, make([]byte, 10), nil); len(out) != 0 || o.String() != "ignored" {
 		t.Errorf("small scratch: %q %s", out, o)
 	}
 	if r, b := h.PacketLimit(); r != DefaultPacketRate || b != DefaultPacketBurst {
@@ -139,7 +139,7 @@ func FuzzParseRequest(f *testing.F) {
 		if len(r.Challenge) > MaxChallenge || bytes.ContainsAny(r.Challenge, "\\;\" \n\x00") {
 			t.Fatalf("%q: bad challenge %q accepted", p, r.Challenge)
 		}
-		out, _ := h.Serve(p, testSrc, scratch, nil)
+		out, _ := h.Answer(p, testSrc, scratch, nil)
 		if len(out) != 1 || len(out[0]) > MaxReply {
 			t.Fatalf("%q: %d datagrams", p, len(out))
 		}

@@ -20,11 +20,11 @@ type Handler interface {
 	// Claims reports whether a datagram belongs to this protocol, from its
 	// first bytes.
 	Claims(p []byte) bool
-	// Serve answers req from src by appending reply datagrams to out. The
+	// Answer answers req from src by appending reply datagrams to out. The
 	// datagrams may point into scratch (ScratchSize bytes) or into the
 	// handler's own immutable buffers; they are sent before the next call
 	// with the same scratch.
-	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
+	Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
 }
 
 // ScratchSize is the size of the scratch buffer a Handler may write replies

@@ -317,7 +317,7 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
-	out, outcome := h.Serve(req, src, scratch, ss.out[:0])
+	out, outcome := h.Answer(req, src, scratch, ss.out[:0])
 	size := 0
 	for _, d := range out {
 		size += len(d)

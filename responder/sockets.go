@@ -187,6 +187,6 @@ func (s *Sockets) process(ss *session, req, scratch []byte, src netip.AddrPort, 
 	if !s.h.Claims(req) {
 		return nil
 	}
-	out, _ := s.h.Serve(req, src, scratch, ss.out[:0])
+	out, _ := s.h.Answer(req, src, scratch, ss.out[:0])
 	return out
 }

@@ -110,7 +110,7 @@ func TestURingRefusedFallsBack(t *testing.T) {
 
 // The uring loop answers datagram after datagram without allocating: the
 // whole process allocates (almost) nothing over 500 exchanges.
-func TestURingServeNoAlloc(t *testing.T) {
+func TestURingAnswerNoAlloc(t *testing.T) {
 	requireURing(t)
 	s := startFixed(t, SocketUring, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c := connected(t, s)

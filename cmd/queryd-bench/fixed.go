@@ -53,8 +53,8 @@ func (h *fixedHandler) Name() string { return "fixed" }
 // Claims claims every datagram.
 func (h *fixedHandler) Claims([]byte) bool { return true }
 
-// Serve appends the fixed reply.
-func (h *fixedHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+// Answer appends the fixed reply.
+func (h *fixedHandler) Answer(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, h.reply...), dgram.Answered
 }
 
