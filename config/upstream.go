@@ -83,7 +83,7 @@ func (c *Config) UpstreamAddress() string {
 	if c.Upstream.Address != "" {
 		return c.Upstream.Address
 	}
-	return c.Relay.Upstream
+	return c.Relay.GameServer
 }
 
 func (c *Config) validateUpstream(errs *Errors) {

@@ -18,7 +18,7 @@ func (s *Server) newAgones() (part, error) {
 	}
 	w, err := agones.New(sec, agones.Options{
 		Publish: func(doc map[string]any) error {
-			_, err := s.store.SetUpstream(doc)
+			_, err := s.store.SetGameServer(doc)
 			return err
 		},
 		Changed:    s.agonesChanged,

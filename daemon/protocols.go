@@ -26,7 +26,7 @@ func (s *Server) env(c *config.Config, name string) module.Env {
 		e.SendTo = s.udp.SendTo
 	}
 	if s.relay != nil {
-		e.RelayUpstream = s.relay.Upstream()
+		e.RelayGameServer = s.relay.GameServer()
 	}
 	return e
 }

@@ -29,11 +29,11 @@ type Env struct {
 	// Base is [server]: the config's base state document (the operator's,
 	// where the feed's changes are not).
 	Base map[string]any
-	// RelayUpstream is the game server relay mode forwards to, resolved at
+	// RelayGameServer is the game server relay mode forwards to, resolved at
 	// start (the zero AddrPort when relay mode is off): a service that must
 	// know whether the game server is up (Quake 3's heartbeats while queryd
 	// does not answer Quake 3 itself) asks it from a socket of its own.
-	RelayUpstream netip.AddrPort
+	RelayGameServer netip.AddrPort
 	// Stale reports whether queryd is silent: the feed has gone quiet for
 	// [feed] stale_after, or with [upstream] the game server has not
 	// answered for as long (or not yet at all).

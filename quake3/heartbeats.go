@@ -185,7 +185,7 @@ func (h *heartbeats) down() {
 // downReason says why the server counts as down.
 func (h *heartbeats) downReason() string {
 	if h.probing() {
-		return "the game server " + h.env.RelayUpstream.String() + " does not answer getinfo"
+		return "the game server " + h.env.RelayGameServer.String() + " does not answer getinfo"
 	}
 	return "queryd is silent (the feed or the [upstream] game server quiet for stale_after)"
 }

@@ -51,7 +51,7 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 // probe it: probe.go).
 func (Module) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
 	s := sec.(*Section)
-	if len(s.Masters) == 0 || (!s.Enabled && !env.RelayUpstream.IsValid()) {
+	if len(s.Masters) == 0 || (!s.Enabled && !env.RelayGameServer.IsValid()) {
 		return nil, nil
 	}
 	hb, err := newHeartbeats(s.Masters, env, current)

@@ -105,11 +105,12 @@ func (s *Store) Put(doc map[string]any) (Result, error) {
 	return s.commit(s.base, s.up, wholeLayer(doc))
 }
 
-// SetUpstream makes doc the upstream's whole document (the game server's
-// last answer, mapped): it sits over the base and under the feed's fields,
-// absent fields fall back to the base, and absent "players" means no
-// players. A rejected doc changes nothing.
-func (s *Store) SetUpstream(doc map[string]any) (uint64, error) {
+// SetGameServer makes doc the game server's whole document (its last
+// answer to [upstream]'s poll, or its Agones GameServer, mapped): it sits
+// over the base and under the feed's fields, absent fields fall back to
+// the base, and absent "players" means no players. A rejected doc changes
+// nothing.
+func (s *Store) SetGameServer(doc map[string]any) (uint64, error) {
 	if err := CheckDepth(doc); err != nil {
 		return 0, err
 	}
