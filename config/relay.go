@@ -15,7 +15,7 @@ import (
 // claims. Each key means what the relay.Config field of the same name means
 // (relay/doc.go, "Config").
 type Relay struct {
-	GameServer    string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
+	GameServer  string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
 	IdleTimeout Duration `toml:"idle_timeout"` // a client session ends after this long without a packet either way; 0: 2m
 	// Queue is no longer used (datagrams go straight to the session's
 	// socket, whose send buffer is the queue); accepted with a warning.
@@ -51,7 +51,7 @@ func defaultRelay() Relay {
 // by RelayGameServer); the daemon adds its logger and registry.
 func (r Relay) RelayConfig(upstream netip.AddrPort) relay.Config {
 	return relay.Config{
-		GameServer:     upstream,
+		GameServer:   upstream,
 		IdleTimeout:  r.Idle(),
 		MaxSessions:  r.Sessions(),
 		MaxPerIP:     r.MaxSessionsPerIP,
