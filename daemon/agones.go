@@ -54,7 +54,7 @@ type agonesSource struct {
 	start time.Time
 }
 
-func (a agonesSource) silences(now time.Time) bool { return a.w.Stale(now) }
+func (a agonesSource) stale(now time.Time) bool { return a.w.Stale(now) }
 
 // cause is the class's reason while the GameServer does not take players
 // (the last thing Agones said; a silent SDK server adds nothing to it),

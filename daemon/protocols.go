@@ -20,7 +20,7 @@ func (s *Server) env(c *config.Config, name string) module.Env {
 		Listen:    gameListen(c),
 		Base:      c.ServerDoc,
 		Subscribe: s.store.Subscribe,
-		Stale:     s.silence.silent,
+		Silent:    s.silence.silent,
 	}
 	if s.udp != nil {
 		e.SendTo = s.udp.SendTo

@@ -39,7 +39,7 @@ func (h *heartbeats) probing() bool {
 // is live.
 func (h *heartbeats) alive(ctx context.Context, fresh bool) bool {
 	if !h.probing() {
-		return !h.env.Stale(time.Now())
+		return !h.env.Silent(time.Now())
 	}
 	if fresh || h.probedAt.IsZero() || time.Since(h.probedAt) >= h.probe.every {
 		h.upstreamUp = h.probeUpstream(ctx, h.upstreamUp)

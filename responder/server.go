@@ -31,8 +31,9 @@ type Config struct {
 	// Deny, when set, is [limits] deny: datagrams from its sources are
 	// dropped, counted as outcome "denied" (relay traffic included).
 	Deny *Deny
-	// Silent, when set, is asked once per batch; while it returns true (the
-	// feed is stale) nothing is answered.
+	// Silent, when set, is asked once per batch; while it returns true
+	// queryd is silent (a source of the state is stale: the daemon's
+	// silence rule) and nothing is answered (outcome "stale").
 	Silent func(now time.Time) bool
 	// Forward, when set, takes the datagrams no handler claims (relay mode).
 	Forward Forwarder
