@@ -1,9 +1,3 @@
-// Package responder owns queryd's UDP sockets: it reads datagrams,
-// demultiplexes them by their first bytes to the protocol handlers, applies the
-// per-IP and global byte budgets, counts every outcome, and sends the replies
-// from the local address each query arrived on. It knows no protocol itself:
-// the daemon hands it the handlers (Server.SetHandlers), built from the
-// modules cmd/queryd registers, and again after each reload.
 package responder
 
 import (

@@ -19,8 +19,9 @@ type Config struct {
 	Socket     SocketLayer      // SocketAuto: SocketBatch on Linux, else SocketPortable
 	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
-	// DisableGSO keeps the batch layer from sending a multi-datagram answer
-	// as one UDP GSO send (UDP_SEGMENT; used when the kernel has it).
+	// DisableGSO keeps the batch and uring layers from sending a
+	// multi-datagram answer as one UDP GSO send (UDP_SEGMENT; used when the
+	// kernel has it; the portable layer never does).
 	DisableGSO bool
 	MaxRequest int // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
 	Limits     Limits
@@ -189,10 +190,10 @@ type session struct {
 	stats *workerStats
 	pend  pending    // counts of the current batch, added to stats once per batch
 	batch batchState // what the current batch's datagrams share
-	row   int        // the metrics row of the datagram being served (a panic is counted there)
+	row   int        // the metrics row of the datagram being answered (a panic is counted there)
 	out   [][]byte
 
-	key ipKey        // the source of the datagram being served
+	key ipKey        // the source of the datagram being answered
 	top *sourceTable // the busiest sources (busiest.go); nil: not counted
 }
 
@@ -262,9 +263,9 @@ func (s *Server) beginBatch(ss *session, now time.Time) {
 	b.debug = debugEnabled(s.log)
 }
 
-// process answers one datagram (serve). A panic on the way (in a handler,
+// process answers one datagram (answer). A panic on the way (in a handler,
 // the Forwarder or the responder itself) is recovered, counted as outcome
-// "panic" of the protocol being served and logged at most once a second
+// "panic" of the protocol being answered and logged at most once a second
 // (recover.go); the datagram gets no answer and the receive loop goes on with
 // the next one.
 func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) (out [][]byte) {
@@ -274,13 +275,14 @@ func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, o
 			out = nil
 		}
 	}()
-	return s.serve(ss, req, scratch, src, oob, back)
+	return s.answer(ss, req, scratch, src, oob, back)
 }
 
-// serve answers one datagram: route, serve, budget, count. It returns the
+// answer answers one datagram: route, deny, silence, packet rate, the
+// handler's Answer, budgets, count. It returns the
 // datagrams to send (pointing into scratch or into the handlers' replies).
 // Unclaimed datagrams go to the Forwarder when there is one.
-func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
+func (s *Server) answer(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
 	b := &ss.batch
 	ss.row = 0
 	ss.key = keyOf(src.Addr())
@@ -294,7 +296,7 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		ss.count(row, outDenied, len(req), 0)
 		return nil
 	}
-	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
+	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while queryd is silent
 		out := outForwarded
 		if !s.cfg.Forward.Forward(req, src, localAddr(oob), back) {
 			out = outRelayDropped
