@@ -7,7 +7,7 @@ import (
 )
 
 // newAgones makes the watcher of the Agones SDK server when [agones] is on
-// (nil otherwise): the GameServer, mapped, is the store's upstream layer,
+// (nil otherwise): the GameServer, mapped, is the store's game server layer,
 // between [server] and the feed (config refuses [agones] with [upstream]:
 // both would make that layer), and its class is one of the server's
 // sources of silence (agonesSource). Its metrics carry the server's label.

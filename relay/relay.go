@@ -40,7 +40,7 @@ const (
 type Config struct {
 	GameServer  netip.AddrPort // the game server
 	IdleTimeout time.Duration  // a session ends after this long without a datagram either way; 0: 2 min
-	// MaxSessions is the number of sessions (upstream sockets) at once. 0: 4096.
+	// MaxSessions is the number of sessions (sockets to the game server) at once. 0: 4096.
 	MaxSessions int
 	// MaxPerIP is the number of sessions one source may hold; at the
 	// cap, its own idlest evictable session makes room (or the datagram is
@@ -93,7 +93,7 @@ type Relay struct {
 	dbg   debugLog // per-datagram lines at debug level (debuglog.go)
 	m     metrics
 	start time.Time // the clock's zero: session times are monotonic nanoseconds since
-	// dial opens an upstream socket bound to local (any address when
+	// dial opens a socket to the game server bound to local (any address when
 	// invalid); a test may replace it.
 	dial  func(local netip.Addr) (*net.UDPConn, error)
 	lo    loopbacks // the local address each client's sessions use
