@@ -32,7 +32,7 @@ func benchHandler(b *testing.B) *Handler {
 	return h
 }
 
-func benchServe(b *testing.B, typ byte) {
+func benchAnswer(b *testing.B, typ byte) {
 	h := benchHandler(b)
 	tok := le(h.issuer.Token(client.Addr()))
 	var req []byte
@@ -47,25 +47,25 @@ func benchServe(b *testing.B, typ byte) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var o interface{ Proven() bool }
-		out, o = h.Serve(req, client, scratch, out[:0])
+		out, o = h.Answer(req, client, scratch, out[:0])
 		if !o.Proven() || len(out) == 0 {
 			b.Fatal("not answered")
 		}
 	}
 }
 
-func BenchmarkServeInfo(b *testing.B)    { benchServe(b, 'T') }
-func BenchmarkServePlayers(b *testing.B) { benchServe(b, 'U') }
-func BenchmarkServeRules(b *testing.B)   { benchServe(b, 'V') }
+func BenchmarkAnswerInfo(b *testing.B)    { benchAnswer(b, 'T') }
+func BenchmarkAnswerPlayers(b *testing.B) { benchAnswer(b, 'U') }
+func BenchmarkAnswerRules(b *testing.B)   { benchAnswer(b, 'V') }
 
-func BenchmarkServeChallenge(b *testing.B) {
+func BenchmarkAnswerChallenge(b *testing.B) {
 	h := benchHandler(b)
 	req := infoRequest(nil)
 	scratch := make([]byte, 2048)
 	out := make([][]byte, 0, 64)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		out, _ = h.Serve(req, client, scratch, out[:0])
+		out, _ = h.Answer(req, client, scratch, out[:0])
 	}
 }
 

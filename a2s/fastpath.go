@@ -8,7 +8,7 @@ import (
 
 // FastReplies hands the XDP fast path the replies it may send: A2S_INFO
 // (also without a token when info_challenge is off), and A2S_PLAYER and
-// A2S_RULES when they fit one datagram. The PLAYER reply is the one Serve
+// A2S_RULES when they fit one datagram. The PLAYER reply is the one Answer
 // sends this second (the same per-second cache).
 func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	enc := h.enc.Load()

@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// FuzzServe feeds arbitrary datagrams to the handler: it must never panic,
+// FuzzAnswer feeds arbitrary datagrams to the handler: it must never panic,
 // never answer an unproven source with more bytes than it sent (except the
 // configured INFO), and only answer what it claims.
-func FuzzServe(f *testing.F) {
+func FuzzAnswer(f *testing.F) {
 	for _, seed := range []string{
 		"\xFF\xFF\xFF\xFFTSource Engine Query\x00",
 		"\xFF\xFF\xFF\xFFTSource Engine Query\x00\x01\x02\x03\x04",
@@ -29,7 +29,7 @@ func FuzzServe(f *testing.F) {
 	scratch := make([]byte, 2048)
 	f.Fuzz(func(t *testing.T, req []byte) {
 		_, perr := ParseRequest(req, true)
-		out, o := h.Serve(req, client, scratch, nil)
+		out, o := h.Answer(req, client, scratch, nil)
 		if perr != nil && len(out) > 0 {
 			t.Fatalf("answered a request the parser rejects: %v", perr)
 		}

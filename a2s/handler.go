@@ -31,7 +31,7 @@ type Config struct {
 }
 
 // Handler answers A2S requests from pre-encoded replies. Update encodes them
-// once per snapshot; Serve only picks and copies a token.
+// once per snapshot; Answer only picks and copies a token.
 type Handler struct {
 	cfg     Config
 	issuer  *challenge.Issuer
@@ -84,10 +84,10 @@ func (h *Handler) Update(snap *state.Snapshot) {
 	})
 }
 
-// Serve answers one request: it appends the reply datagrams to out. Datagrams
+// Answer answers one request: it appends the reply datagrams to out. Datagrams
 // may point into scratch (at least 64 bytes) or into shared, immutable
 // pre-encoded replies.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
 		return out, dgram.Ignored

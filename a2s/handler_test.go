@@ -35,7 +35,7 @@ func defaultCfg() Config {
 }
 
 func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
-	return h.Serve(req, src, make([]byte, 2048), nil)
+	return h.Answer(req, src, make([]byte, 2048), nil)
 }
 
 func infoRequest(token []byte) []byte {

@@ -48,7 +48,7 @@ func FuzzWatchLine(f *testing.F) {
 			if err := state.Validate(doc); err != nil {
 				t.Fatalf("mapped to a document the state refuses: %v\n%s\n%v", err, line, doc)
 			}
-			if _, err := store.SetUpstream(doc); err != nil {
+			if _, err := store.SetGameServer(doc); err != nil {
 				t.Fatalf("the store refuses the document: %v", err)
 			}
 		}

@@ -42,7 +42,7 @@ func watch(t *testing.T, sdk string, cfg *Config) *harness {
 	h := &harness{t: t, store: store, reg: prometheus.NewRegistry(), cfg: cfg, logs: &testkit.Buffer{}}
 	h.w, err = New(cfg, Options{
 		Publish: func(doc map[string]any) error {
-			_, err := store.SetUpstream(doc)
+			_, err := store.SetGameServer(doc)
 			return err
 		},
 		Changed: func() {

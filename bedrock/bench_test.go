@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func BenchmarkServePing(b *testing.B) {
+func BenchmarkAnswerPing(b *testing.B) {
 	snap := vanillaSnapshot()
 	snap.Name = strings.Repeat("A Bedrock server ", 15) // 255 bytes: the motd near its cap
 	h := newTestHandler(b, vanillaConfig, snap)
@@ -15,7 +15,7 @@ func BenchmarkServePing(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(ping)))
 	for b.Loop() {
-		out, _ = h.Serve(ping, clientA, scratch, out[:0])
+		out, _ = h.Answer(ping, clientA, scratch, out[:0])
 	}
 	if len(out) != 1 {
 		b.Fatalf("%d datagrams", len(out))

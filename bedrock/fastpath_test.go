@@ -10,7 +10,7 @@ import (
 )
 
 // TestFastReplies: the fast path's pong, with the ping's time copied into
-// bytes 1–8 as the fast path does, is what Serve sends; it is open (the
+// bytes 1–8 as the fast path does, is what Answer sends; it is open (the
 // fast path applies the packet rate and the unproven budget), and absent
 // before the first snapshot.
 func TestFastReplies(t *testing.T) {
@@ -31,11 +31,11 @@ func TestFastReplies(t *testing.T) {
 	}
 	for _, ping := range []string{mcsuPing, gamedigPing, "02" + mcsuPing[2:]} {
 		req := unhex(t, ping)
-		out, oc := h.Serve(req, clientA, make([]byte, MaxPong), nil)
+		out, oc := h.Answer(req, clientA, make([]byte, MaxPong), nil)
 		want := append([]byte{}, fast...)
 		copy(want[pongTime:pongTime+8], req[pingTime:pingTime+8])
 		if oc != dgram.AnsweredOpen || len(out) != 1 || !bytes.Equal(out[0], want) {
-			t.Fatalf("%s: Serve sent %v % x\nthe fast reply with the time is % x", ping, oc, out, want)
+			t.Fatalf("%s: Answer sent %v % x\nthe fast reply with the time is % x", ping, oc, out, want)
 		}
 	}
 	if r, b := h.PacketLimit(); r != DefaultPacketRate || b != DefaultPacketBurst {

@@ -24,7 +24,7 @@ func FuzzParsePing(f *testing.F) {
 		if err == nil && (!Claims(p) || len(p) != PingLen || ping.ID != IDPing && ping.ID != IDPingOpenConn) {
 			t.Fatalf("parsed % x as %+v", p, ping)
 		}
-		out, oc := h.Serve(p, clientA, scratch, nil)
+		out, oc := h.Answer(p, clientA, scratch, nil)
 		if err != nil {
 			if oc != dgram.Malformed || len(out) != 0 {
 				t.Fatalf("% x: unparsable but outcome %v, %d datagrams", p, oc, len(out))
@@ -42,7 +42,7 @@ func FuzzParsePing(f *testing.F) {
 // bytes after the header.
 func FuzzParsePong(f *testing.F) {
 	h := newTestHandler(f, vanillaConfig, vanillaSnapshot())
-	out, _ := h.Serve(unhex(f, mcsuPing), clientA, make([]byte, MaxPong), nil)
+	out, _ := h.Answer(unhex(f, mcsuPing), clientA, make([]byte, MaxPong), nil)
 	f.Add(out[0])
 	f.Add([]byte{IDPong})
 	f.Add(append(append(append([]byte{IDPong}, make([]byte, 16)...), Magic[:]...), 0, 6, 'a', ';', 'b', ';', ';', ';'))

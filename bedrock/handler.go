@@ -8,7 +8,7 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-// Per-source ping rate the responder applies before Serve: a burst of 10,
+// Per-source ping rate the responder applies before Answer: a burst of 10,
 // then 2 a second. The game's server list pings each server about once a
 // second while it is open; 2 leaves room for two players behind one NAT.
 const (
@@ -17,20 +17,21 @@ const (
 )
 
 // Handler answers unconnected pings with a pong encoded once per
-// snapshot. Serve copies it into scratch and writes the ping's time into
+// snapshot. Answer copies it into scratch and writes the ping's time into
 // the copy.
 type Handler struct {
 	cfg              Config
-	dgram.PacketRate // the per-source request rate the responder enforces before Serve (RakNet's ping has no challenge against spoofed sources)
+	dgram.PacketRate // the per-source request rate the responder enforces before Answer (RakNet's ping has no challenge against spoofed sources)
 	pong             atomic.Pointer[[]byte]
 }
 
-// NewHandler makes a Bedrock handler. ratePerSec and burst are the
-// per-source packet rate the responder applies before Serve (see
-// PacketLimit); zero values take the defaults, a negative rate turns it
-// off.
+// NewHandler makes a Bedrock handler. ratePerSec and burst are the per-source
+// packet rate the responder applies before Answer (see PacketLimit), as
+// [bedrock] packet_rate and packet_burst write it: DefaultPacketRate is the
+// default, dgram.NoPacketLimit turns it off; a burst of zero or less takes
+// DefaultPacketBurst.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.ConfiguredPacketRate(ratePerSec, burst, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -54,10 +55,10 @@ func (h *Handler) Pong() []byte {
 	return nil
 }
 
-// Serve answers a ping with one pong, written into scratch with the ping's
+// Answer answers a ping with one pong, written into scratch with the ping's
 // time. The ping proves nothing about its source and the pong is larger:
 // the reply is AnsweredOpen and draws on the global unproven budget.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	p := h.pong.Load()
 	if p == nil {
 		return out, dgram.Ignored

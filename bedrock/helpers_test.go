@@ -52,7 +52,7 @@ var clientA = netip.MustParseAddrPort("127.0.0.1:40001")
 
 func newTestHandler(t testing.TB, cfg Config, snap *state.Snapshot) *Handler {
 	t.Helper()
-	h := NewHandler(cfg, 0, 0)
+	h := NewHandler(cfg, DefaultPacketRate, 0)
 	if snap != nil {
 		h.Update(snap)
 	}

@@ -43,11 +43,7 @@ var processGUID = sync.OnceValue(func() uint64 {
 // Build makes the ping handler for [bedrock].
 func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
 	s := sec.(*Section)
-	rate := s.PacketRate
-	if rate == 0 {
-		rate = -1 // [bedrock] packet_rate = 0 turns the limit off
-	}
-	return NewHandler(s.handlerConfig(env.Listen, processGUID()), rate, s.PacketBurst), nil
+	return NewHandler(s.handlerConfig(env.Listen, processGUID()), s.PacketRate, s.PacketBurst), nil
 }
 
 // probeTime is the time of the probe's ping.

@@ -86,13 +86,13 @@ type Config struct {
 
 // Listen is [listen]: the UDP sockets.
 type Listen struct {
-	UDP             AddrPorts   `toml:"udp"`              // addresses; "0.0.0.0:27015", "[::]:27015"
-	Divert          AddrPorts   `toml:"divert"`           // stock game servers' addresses whose queries XDP takes (daemon/divert.go)
-	DivertProtocols []string    `toml:"divert_protocols"` // protocols whose queries divert takes (modules that are on); empty: DivertTakes
-	Socket          SocketLayer `toml:"socket"`           // socket layer; "" picks batch on Linux
-	Workers         int         `toml:"workers"`          // sockets (batch, uring) or goroutines (portable) per address; 0: one per CPU
-	RecvBuffer      ByteSize    `toml:"recv_buffer"`      // SO_RCVBUF; 0 keeps the system default
-	GSO             bool        `toml:"gso"`              // batch: send a multi-datagram answer as one UDP GSO send
+	UDP             AddrPorts             `toml:"udp"`              // addresses; "0.0.0.0:27015", "[::]:27015"
+	Divert          AddrPorts             `toml:"divert"`           // stock game servers' addresses whose queries XDP takes (daemon/divert.go)
+	DivertProtocols []string              `toml:"divert_protocols"` // protocols whose queries divert takes (modules that are on); empty: DivertTakes
+	Socket          responder.SocketLayer `toml:"socket"`           // socket layer; "" picks batch on Linux
+	Workers         int                   `toml:"workers"`          // sockets (batch, uring) or goroutines (portable) per address; 0: one per CPU
+	RecvBuffer      ByteSize              `toml:"recv_buffer"`      // SO_RCVBUF; 0 keeps the system default
+	GSO             bool                  `toml:"gso"`              // batch: send a multi-datagram answer as one UDP GSO send
 }
 
 // Feed is [feed]: the game server's Unix socket.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queryd/queryd/responder"
 )
 
 // errorKeys returns the keys of err's Errors, in order, or fails the test.
@@ -38,7 +40,7 @@ func TestDefaultConfig(t *testing.T) {
 	if c.ServerDoc["name"] != "queryd demo server" {
 		t.Fatalf("demo state: %v", c.ServerDoc)
 	}
-	if !c.Listen.GSO || c.Listen.Socket != SocketAuto || c.Listen.RecvBuffer != 4<<20 {
+	if !c.Listen.GSO || c.Listen.Socket != responder.SocketAuto || c.Listen.RecvBuffer != 4<<20 {
 		t.Fatalf("listen defaults: %+v", c.Listen)
 	}
 	if off, err := Parse([]byte("[listen]\ngso = false\n")); err != nil || off.Listen.GSO {
@@ -97,7 +99,7 @@ format = "json"
 	if len(c.Listen.UDP) != 2 || c.Listen.UDP[0] != want[0] || c.Listen.UDP[1] != want[1] {
 		t.Errorf("listen.udp %v", c.Listen.UDP)
 	}
-	if c.Listen.Socket != SocketPortable || c.Listen.Workers != 4 || c.Listen.RecvBuffer != 8<<20 {
+	if c.Listen.Socket != responder.SocketPortable || c.Listen.Workers != 4 || c.Listen.RecvBuffer != 8<<20 {
 		t.Errorf("listen %+v", c.Listen)
 	}
 	f := c.Feed

@@ -51,7 +51,7 @@ func (c *Config) validateDivert(errs *Errors) {
 	if len(c.XDP.Interfaces) == 0 {
 		errs.Add("listen.divert", "%s", divertNeeds)
 	}
-	if c.Relay.Upstream != "" {
+	if c.Relay.GameServer != "" {
 		errs.Add("listen.divert", "not with [relay] upstream: divert leaves the game server its port, relay mode takes it; pick one")
 	}
 	c.validateDivertProtocols(errs)

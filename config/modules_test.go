@@ -15,6 +15,7 @@ import (
 	"github.com/queryd/queryd/gamespy4"
 	"github.com/queryd/queryd/protocols"
 	"github.com/queryd/queryd/quake3"
+	"github.com/queryd/queryd/responder"
 	"github.com/queryd/queryd/sagl"
 )
 
@@ -234,7 +235,7 @@ func checkValid(t *testing.T, c *config.Config) {
 		t.Fatalf("log %+v", c.Log)
 	}
 	switch c.Listen.Socket {
-	case config.SocketAuto, config.SocketBatch, config.SocketPortable, config.SocketUring:
+	case responder.SocketAuto, responder.SocketBatch, responder.SocketPortable, responder.SocketUring:
 	default:
 		t.Fatalf("listen.socket %q", c.Listen.Socket)
 	}

@@ -15,7 +15,7 @@ import (
 // claims. Each key means what the relay.Config field of the same name means
 // (relay/doc.go, "Config").
 type Relay struct {
-	Upstream    string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
+	GameServer  string   `toml:"upstream"`     // the game server, "HOST:PORT"; "" turns relay mode off
 	IdleTimeout Duration `toml:"idle_timeout"` // a client session ends after this long without a packet either way; 0: 2m
 	// Queue is no longer used (datagrams go straight to the session's
 	// socket, whose send buffer is the queue); accepted with a warning.
@@ -48,10 +48,10 @@ func defaultRelay() Relay {
 }
 
 // RelayConfig is the relay.Config these keys make for upstream (resolved
-// by RelayUpstream); the daemon adds its logger and registry.
+// by RelayGameServer); the daemon adds its logger and registry.
 func (r Relay) RelayConfig(upstream netip.AddrPort) relay.Config {
 	return relay.Config{
-		Upstream:     upstream,
+		GameServer:   upstream,
 		IdleTimeout:  r.Idle(),
 		MaxSessions:  r.Sessions(),
 		MaxPerIP:     r.MaxSessionsPerIP,
@@ -84,14 +84,14 @@ func (r Relay) Sessions() int {
 
 func (c *Config) validateRelay(errs *Errors) {
 	r := c.Relay
-	if r.Upstream != "" {
-		if err := CheckHostPort(r.Upstream); err != nil {
+	if r.GameServer != "" {
+		if err := CheckHostPort(r.GameServer); err != nil {
 			errs.Add("relay.upstream", "%v", err)
-		} else if ap, err := netip.ParseAddrPort(r.Upstream); err == nil {
+		} else if ap, err := netip.ParseAddrPort(r.GameServer); err == nil {
 			if err := c.relayLoop(ap, localAddrs); err != nil {
 				errs.Add("relay.upstream", "%v", err)
 			}
-		} // a name: resolved and checked by RelayUpstream (queryd check and start)
+		} // a name: resolved and checked by RelayGameServer (queryd check and start)
 	}
 	if d := r.Idle(); d < time.Second || d > time.Hour {
 		errs.Add("relay.idle_timeout", "want 1s to 1h (default 2m), got %s", d)
@@ -192,12 +192,12 @@ func (c *Config) relayLoop(up netip.AddrPort, local func() []netip.Addr) error {
 	return nil
 }
 
-// RelayUpstream resolves [relay] upstream (an IP, or a name looked up now,
+// RelayGameServer resolves [relay] upstream (an IP, or a name looked up now,
 // preferring an IPv4 address as the relay then uses it) and refuses an
 // upstream that any of its addresses makes a loop back to queryd. A loop is
 // an *Error with the key relay.upstream; a failed lookup a plain error.
-func (c *Config) RelayUpstream(ctx context.Context) (netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(c.Relay.Upstream)
+func (c *Config) RelayGameServer(ctx context.Context) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(c.Relay.GameServer)
 	if err != nil {
 		return netip.AddrPort{}, &Error{Key: "relay.upstream", Reason: err.Error()}
 	}
@@ -207,10 +207,10 @@ func (c *Config) RelayUpstream(ctx context.Context) (netip.AddrPort, error) {
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("[relay] upstream %s: %w", c.Relay.Upstream, err)
+		return netip.AddrPort{}, fmt.Errorf("[relay] upstream %s: %w", c.Relay.GameServer, err)
 	}
 	if len(addrs) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("[relay] upstream %s: no address", c.Relay.Upstream)
+		return netip.AddrPort{}, fmt.Errorf("[relay] upstream %s: no address", c.Relay.GameServer)
 	}
 	pick := addrs[0].Unmap()
 	for _, a := range addrs {

@@ -84,7 +84,7 @@ func TestRelaySelfLoopMessage(t *testing.T) {
 	}
 }
 
-// A name is resolved by RelayUpstream (queryd check and start), which
+// A name is resolved by RelayGameServer (queryd check and start), which
 // refuses one resolving to a loop and returns the address to use otherwise.
 func TestRelayUpstreamName(t *testing.T) {
 	withLocalAddrs(t)
@@ -92,21 +92,21 @@ func TestRelayUpstreamName(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a name is not resolved by Parse: %v", err)
 	}
-	_, err = c.RelayUpstream(context.Background())
+	_, err = c.RelayGameServer(context.Background())
 	var e *Error
 	if !errors.As(err, &e) || e.Key != "relay.upstream" || !strings.Contains(e.Reason, "localhost resolves to") {
 		t.Errorf("localhost:27015 with queryd on 127.0.0.1:27015: %v; want a relay.upstream error saying what it resolves to", err)
 	}
-	c.Relay.Upstream = "localhost:27961"
-	if up, err := c.RelayUpstream(context.Background()); err != nil || !up.Addr().IsLoopback() || up.Port() != 27961 {
+	c.Relay.GameServer = "localhost:27961"
+	if up, err := c.RelayGameServer(context.Background()); err != nil || !up.Addr().IsLoopback() || up.Port() != 27961 {
 		t.Errorf("localhost:27961: %v, %v", up, err)
 	}
-	c.Relay.Upstream = "127.0.0.1:27961"
-	if up, err := c.RelayUpstream(context.Background()); err != nil || up != netip.MustParseAddrPort("127.0.0.1:27961") {
+	c.Relay.GameServer = "127.0.0.1:27961"
+	if up, err := c.RelayGameServer(context.Background()); err != nil || up != netip.MustParseAddrPort("127.0.0.1:27961") {
 		t.Errorf("127.0.0.1:27961: %v, %v", up, err)
 	}
-	c.Relay.Upstream = "no-such-host.invalid:27961"
-	if _, err := c.RelayUpstream(context.Background()); err == nil || errors.As(err, &e) {
+	c.Relay.GameServer = "no-such-host.invalid:27961"
+	if _, err := c.RelayGameServer(context.Background()); err == nil || errors.As(err, &e) {
 		t.Errorf("an unresolvable name: %v; want a lookup error (not a config error)", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestRelayDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.Relay
-	if r.Upstream != "" || r.Idle() != 2*time.Minute || r.Sessions() != 4096 || r.MaxSessionsPerIP != 16 || r.OpenRate != 2 || r.OpenBurst != 16 {
+	if r.GameServer != "" || r.Idle() != 2*time.Minute || r.Sessions() != 4096 || r.MaxSessionsPerIP != 16 || r.OpenRate != 2 || r.OpenBurst != 16 {
 		t.Errorf("relay defaults %+v", r)
 	}
 	c, err = Parse([]byte("[relay]\nupstream = \"127.0.0.1:27961\"\nidle_timeout = \"30s\"\nmax_sessions = 100\nmax_sessions_per_ip = 4\nopen_rate = 0.5\nopen_burst = 2\n"))
@@ -135,7 +135,7 @@ func TestRelayDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = c.Relay
-	if r.Upstream != "127.0.0.1:27961" || r.Idle() != 30*time.Second || r.Sessions() != 100 || r.MaxSessionsPerIP != 4 || r.OpenRate != 0.5 || r.OpenBurst != 2 {
+	if r.GameServer != "127.0.0.1:27961" || r.Idle() != 30*time.Second || r.Sessions() != 100 || r.MaxSessionsPerIP != 4 || r.OpenRate != 0.5 || r.OpenBurst != 2 {
 		t.Errorf("relay %+v", r)
 	}
 }

@@ -108,27 +108,6 @@ func (a *AddrPorts) decodeKey(key string, raw any, errs *Errors) {
 	*a = out
 }
 
-// SocketLayer is [listen] socket: how the UDP sockets are read.
-type SocketLayer string
-
-// The socket layers.
-const (
-	SocketAuto     SocketLayer = ""         // batch on Linux, else portable
-	SocketBatch    SocketLayer = "batch"    // recvmmsg/sendmmsg outside the netpoller (Linux)
-	SocketPortable SocketLayer = "portable" // one net.UDPConn per address
-	SocketUring    SocketLayer = "uring"    // the batch sockets through io_uring (Linux 6.1+; else batch)
-)
-
-// UnmarshalText accepts "", "batch", "uring" or "portable".
-func (s *SocketLayer) UnmarshalText(b []byte) error {
-	switch v := SocketLayer(b); v {
-	case SocketAuto, SocketBatch, SocketPortable, SocketUring:
-		*s = v
-		return nil
-	}
-	return fmt.Errorf("want \"batch\" or \"uring\" (Linux), or \"portable\", got %q", b)
-}
-
 // LogFormat is [log] format.
 type LogFormat string
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queryd/queryd/module"
+	"github.com/queryd/queryd/upstream"
 )
 
 // Upstream is [upstream]: take the state from the game server queryd
@@ -20,10 +21,10 @@ type Upstream struct {
 	Timeout  Duration         `toml:"timeout"`  // per request
 }
 
-// UpstreamProtocol is [upstream] protocol: the name of a registered module
-// with the polling capability (module.Poller). Which names exist is the
-// registration list's business, not config's: Parse checks the name
-// against the modules it is given.
+// UpstreamProtocol is [upstream] protocol: the name of a module with the
+// polling capability (module.Poller). Which names exist is the
+// registration list's business (protocols.List), not config's: Parse
+// checks the name against the modules it is given.
 type UpstreamProtocol string
 
 // UpstreamOff is [upstream] protocol unset: no polling.
@@ -59,11 +60,10 @@ func (c *Config) checkUpstreamProtocol(mods []Module, errs *Errors) {
 	errs.Add("upstream.protocol", "%q: %s; %s", p, why, want)
 }
 
-// Defaults and bounds of [upstream] (package upstream's DefaultInterval
-// and DefaultTimeout: config cannot import it, a test checks they agree).
+// Defaults and bounds of [upstream]; the defaults are the poller's.
 const (
-	DefaultUpstreamInterval = 5 * time.Second
-	DefaultUpstreamTimeout  = 2 * time.Second
+	DefaultUpstreamInterval = upstream.DefaultInterval
+	DefaultUpstreamTimeout  = upstream.DefaultTimeout
 	minUpstreamInterval     = 100 * time.Millisecond
 	maxUpstreamInterval     = time.Hour
 	minUpstreamTimeout      = 10 * time.Millisecond
@@ -83,7 +83,7 @@ func (c *Config) UpstreamAddress() string {
 	if c.Upstream.Address != "" {
 		return c.Upstream.Address
 	}
-	return c.Relay.Upstream
+	return c.Relay.GameServer
 }
 
 func (c *Config) validateUpstream(errs *Errors) {
@@ -136,8 +136,8 @@ func (c *Config) upstreamWarnings() []string {
 	return w
 }
 
-// upstreamLoop refuses an upstream that is one of queryd's own UDP sockets
-// (it would poll its own answers, and never go stale).
+// upstreamLoop refuses a game server address that is one of queryd's own
+// UDP sockets (it would poll its own answers, and never go stale).
 func (c *Config) upstreamLoop(ap netip.AddrPort) error {
 	if err := c.relayLoop(ap, localAddrs); err != nil {
 		return fmt.Errorf("%s is queryd itself (a [listen] udp socket answers there): queryd would poll its own answers; point it at the game server", ap)

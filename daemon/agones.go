@@ -7,7 +7,7 @@ import (
 )
 
 // newAgones makes the watcher of the Agones SDK server when [agones] is on
-// (nil otherwise): the GameServer, mapped, is the store's upstream layer,
+// (nil otherwise): the GameServer, mapped, is the store's game server layer,
 // between [server] and the feed (config refuses [agones] with [upstream]:
 // both would make that layer), and its class is one of the server's
 // sources of silence (agonesSource). Its metrics carry the server's label.
@@ -18,7 +18,7 @@ func (s *Server) newAgones() (part, error) {
 	}
 	w, err := agones.New(sec, agones.Options{
 		Publish: func(doc map[string]any) error {
-			_, err := s.store.SetUpstream(doc)
+			_, err := s.store.SetGameServer(doc)
 			return err
 		},
 		Changed:    s.agonesChanged,
@@ -54,7 +54,7 @@ type agonesSource struct {
 	start time.Time
 }
 
-func (a agonesSource) silences(now time.Time) bool { return a.w.Stale(now) }
+func (a agonesSource) stale(now time.Time) bool { return a.w.Stale(now) }
 
 // cause is the class's reason while the GameServer does not take players
 // (the last thing Agones said; a silent SDK server adds nothing to it),

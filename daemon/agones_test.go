@@ -63,7 +63,7 @@ func TestAgonesSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, err := agones.New(cfg, agones.Options{
-		Publish:    func(doc map[string]any) error { _, err := store.SetUpstream(doc); return err },
+		Publish:    func(doc map[string]any) error { _, err := store.SetGameServer(doc); return err },
 		StaleAfter: after,
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Registry:   prometheus.NewRegistry(),

@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -177,7 +179,7 @@ func (d *Daemon) startServers(spec *hostSpec) error {
 				return err
 			}
 			err = fmt.Errorf("server %s: %w", ss.name, err)
-			first = cmp(first, err)
+			first = cmp.Or(first, err)
 			d.log.Error("server cannot start", "server", ss.name, "file", ss.path, "err", err)
 			d.down = append(d.down, downServer{name: ss.name, path: ss.path, err: err, why: downStart})
 			continue
@@ -192,14 +194,6 @@ func (d *Daemon) startServers(spec *hostSpec) error {
 		return first
 	}
 	return nil
-}
-
-// cmp returns a if set, else b.
-func cmp(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // Run serves until ctx is done (nil) or a part fails for good (its error,
@@ -277,7 +271,7 @@ func (d *Daemon) serverFailed(f serverFailure) bool {
 	d.reloadMu.Lock()
 	defer d.reloadMu.Unlock()
 	d.mu.Lock()
-	i := slicesIndex(d.servers, f.s)
+	i := slices.Index(d.servers, f.s)
 	if i < 0 { // a reload stopped it meanwhile
 		d.mu.Unlock()
 		return false
@@ -295,16 +289,6 @@ func (d *Daemon) serverFailed(f serverFailure) bool {
 	f.s.log.Error("server stopped: a part failed (the other servers run on; SIGHUP starts it again)", "err", f.err)
 	f.s.remove()
 	return false
-}
-
-// slicesIndex is the index of s in ss (-1: absent).
-func slicesIndex(ss []*Server, s *Server) int {
-	for i, x := range ss {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // running returns the running servers, in the host's order.

@@ -257,8 +257,8 @@ func TestServicesOfDisabledModule(t *testing.T) {
 	d := daemontest.StartFile(t, mods(m), daemontest.WriteConfig(t, dir,
 		"[echo]\nenabled = false\nservice = true\n[relay]\nupstream = \""+up.LocalAddr().String()+"\"\n"))
 	env := envOf(t, m)
-	if want := up.LocalAddr().(*net.UDPAddr).AddrPort(); env.RelayUpstream != want {
-		t.Errorf("Env.RelayUpstream %s; want %s", env.RelayUpstream, want)
+	if want := up.LocalAddr().(*net.UDPAddr).AddrPort(); env.RelayGameServer != want {
+		t.Errorf("Env.RelayGameServer %s; want %s", env.RelayGameServer, want)
 	}
 	if p := d.Protocols(); len(p) != 0 {
 		t.Errorf("protocols %v with [echo] off", p)
@@ -289,12 +289,12 @@ func TestModuleWithoutServices(t *testing.T) {
 	}
 }
 
-// Without relay mode Env.RelayUpstream is the zero address.
+// Without relay mode Env.RelayGameServer is the zero address.
 func TestEnvWithoutRelay(t *testing.T) {
 	m := echoModule{envs: make(chan module.Env, 1)}
 	daemontest.Start(t, mods(m), "")
-	if env := envOf(t, m); env.RelayUpstream.IsValid() {
-		t.Errorf("Env.RelayUpstream %s without [relay]", env.RelayUpstream)
+	if env := envOf(t, m); env.RelayGameServer.IsValid() {
+		t.Errorf("Env.RelayGameServer %s without [relay]", env.RelayGameServer)
 	}
 }
 

@@ -37,7 +37,7 @@
 // server is stopped on purpose; silent while its feed is stale, or its
 // [upstream] game server stale or not yet answered), why, since when
 // and when it next changes; its UDP sockets, its modules
-// (module.Env.Stale), its share of the XDP program, /healthz, the status
+// (module.Env.Silent), its share of the XDP program, /healthz, the status
 // page and queryd_silent all read it, so that no path decides it apart.
 // One server's stale feed silences that server only.
 //

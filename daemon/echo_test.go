@@ -71,7 +71,7 @@ func (p *echoProto) Update(s *state.Snapshot) {
 	b := []byte(p.prefix + s.Name)
 	p.reply.Store(&b)
 }
-func (p *echoProto) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (p *echoProto) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, *p.reply.Load()), dgram.AnsweredOpen
 }
 

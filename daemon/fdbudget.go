@@ -140,7 +140,7 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	if cfg.Feed.HTTP.IsValid() {
 		want.Fixed += cfg.Feed.HTTPMaxConns
 	}
-	if cfg.Relay.Upstream != "" {
+	if cfg.Relay.GameServer != "" {
 		want.Large = append(want.Large, fdCap{Key: "relay.max_sessions", N: cfg.Relay.Sessions()})
 	}
 	users := map[string]config.DescriptorUser{}

@@ -44,7 +44,7 @@ func (s *Server) newFeed() (part, error) {
 // peerFunc answers the feed's {"op":"peer","port":N,"addr":"IP"} in relay
 // mode (nil when relay mode is off: the feed then says so).
 func (s *Server) peerFunc() func(port int, addr netip.Addr) (string, string, error) {
-	if s.cfg.Relay.Upstream == "" {
+	if s.cfg.Relay.GameServer == "" {
 		return nil
 	}
 	return func(port int, addr netip.Addr) (string, string, error) {

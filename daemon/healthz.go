@@ -18,12 +18,14 @@ type serverHealth struct {
 	Fed bool `json:"fed"`
 	// Asleep: [sleep]: the game server is stopped on purpose (or being
 	// stopped or woken); queryd answers its last state with no players.
-	Asleep  bool       `json:"asleep"`
-	Version uint64     `json:"version"`
-	Stale   bool       `json:"stale"`
-	Reason  string     `json:"reason,omitempty"` // why it is silent, or "down" when it does not run
-	Since   *time.Time `json:"since,omitempty"`  // when it fell silent
-	Error   string     `json:"error,omitempty"`  // why it does not run (its file refused, its start or a part failed)
+	Asleep  bool   `json:"asleep"`
+	Version uint64 `json:"version"`
+	// Silent is the server answering nothing, under /healthz's older
+	// name "stale" (the contract keeps it); Reason says which source is.
+	Silent bool       `json:"stale"`
+	Reason string     `json:"reason,omitempty"` // why it is silent, or "down" when it does not run
+	Since  *time.Time `json:"since,omitempty"`  // when it fell silent
+	Error  string     `json:"error,omitempty"`  // why it does not run (its file refused, its start or a part failed)
 }
 
 // health is server s's health at now.
@@ -31,7 +33,7 @@ func (s *Server) health(now time.Time) serverHealth {
 	sl := s.silence.at(now)
 	since := sl.Since.UTC()
 	h := serverHealth{OK: !sl.Silent, State: sl.State, StateSince: &since, Fed: sl.Fed, Asleep: sl.State == StateAsleep,
-		Version: s.store.Snapshot().Version, Stale: sl.Silent}
+		Version: s.store.Snapshot().Version, Silent: sl.Silent}
 	if sl.Silent {
 		h.Reason, h.Since = string(sl.Reason), &since
 	}
@@ -69,8 +71,8 @@ func (d *Daemon) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"ok": ok}
 	if first != nil {
 		body["state"], body["state_since"], body["fed"], body["asleep"] = first.State, first.StateSince, first.Fed, first.Asleep
-		body["version"], body["stale"] = first.Version, first.Stale
-		if first.Stale {
+		body["version"], body["stale"] = first.Version, first.Silent
+		if first.Silent {
 			body["reason"], body["since"] = first.Reason, first.Since
 		}
 	}

@@ -20,13 +20,13 @@ func (s *Server) env(c *config.Config, name string) module.Env {
 		Listen:    gameListen(c),
 		Base:      c.ServerDoc,
 		Subscribe: s.store.Subscribe,
-		Stale:     s.silence.silent,
+		Silent:    s.silence.silent,
 	}
 	if s.udp != nil {
 		e.SendTo = s.udp.SendTo
 	}
 	if s.relay != nil {
-		e.RelayUpstream = s.relay.Upstream()
+		e.RelayGameServer = s.relay.GameServer()
 	}
 	return e
 }

@@ -128,16 +128,17 @@ func (s Silence) From() time.Time {
 
 // source is one place a server's state comes from (the feed, the
 // [upstream] game server, the Agones GameServer), as the silence rule
-// reads it. Whether it is a cause of silence is its owner's rule
-// (feed.Server.Stale, upstream.Poller.Stale, agones.Watcher.Stale, which
-// also log their own changes).
+// reads it. A stale source is a cause of silence; whether it is stale is
+// its owner's rule (feed.Server.Stale, upstream.Poller.Stale,
+// agones.Watcher.Stale, which also log their own changes).
 type source interface {
-	// silences reports whether the source silences the server at now. It
-	// is asked once per receive batch: it allocates nothing.
-	silences(now time.Time) bool
-	// cause is, while the source silences the server, why and since when.
+	// stale reports whether the source is stale at now (it then silences
+	// the server). It is asked once per receive batch: it allocates
+	// nothing.
+	stale(now time.Time) bool
+	// cause is, while the source is stale, why and since when.
 	cause() (Reason, time.Time)
-	// deadline is, while it does not, when it will by itself (zero:
+	// deadline is, while it is not, when it will be by itself (zero:
 	// never).
 	deadline() time.Time
 	// fed reports whether the source has sent the game's state, and since
@@ -148,12 +149,12 @@ type source interface {
 // silence owns the rule "what does the server answer": its last state
 // with no players while it is asleep ([sleep]: its game server stopped on
 // purpose, or being stopped or woken; no source is stale then, and from
-// the wake their quiet counts from it), else nothing while a source
-// silences it (the feed stale, the [upstream] game server stale or not yet
+// the wake their quiet counts from it), else nothing while a source is
+// stale (the feed stale, the [upstream] game server stale or not yet
 // answered, the Agones GameServer not read yet, not taking players or not
 // read for stale_after), else the game's state once a source has sent it,
 // else [server]. The socket path (the responder's Silent and
-// module.Env.Stale), the XDP program's deadline, /healthz, the status page
+// module.Env.Silent), the XDP program's deadline, /healthz, the status page
 // and queryd_server_state all read it.
 type silence struct {
 	start   time.Time // when the server was made: not fed since then
@@ -168,7 +169,7 @@ func (s *silence) at(now time.Time) Silence {
 	}
 	var out Silence
 	for _, src := range s.sources {
-		if !src.silences(now) {
+		if !src.stale(now) {
 			continue
 		}
 		r, since := src.cause()
@@ -218,13 +219,13 @@ func (s *silence) asleep() Silence {
 
 // silent reports whether queryd is silent at now: the responder's Silent
 // (once per receive batch and server: the causes only, no times),
-// module.Env.Stale. Asleep, it is not.
+// module.Env.Silent. Asleep, it is not.
 func (s *silence) silent(now time.Time) bool {
 	if s.rest.Resting() {
 		return false
 	}
 	for _, src := range s.sources {
-		if src.silences(now) {
+		if src.stale(now) {
 			return true
 		}
 	}
@@ -244,7 +245,7 @@ type feedSource struct {
 	rest  *activity.Rest
 }
 
-func (f feedSource) silences(now time.Time) bool { return f.f.Stale(now) }
+func (f feedSource) stale(now time.Time) bool { return f.f.Stale(now) }
 
 func (f feedSource) cause() (Reason, time.Time) {
 	return ReasonFeed, f.rest.From(f.f.LastFed()).Add(f.after)
@@ -269,7 +270,7 @@ type upstreamSource struct {
 	rest  *activity.Rest
 }
 
-func (u upstreamSource) silences(now time.Time) bool { return u.p.Stale(now) }
+func (u upstreamSource) stale(now time.Time) bool { return u.p.Stale(now) }
 
 func (u upstreamSource) cause() (Reason, time.Time) {
 	last := u.p.LastAnswer()

@@ -82,15 +82,15 @@ func TestSilence(t *testing.T) {
 // (a run since then; zero: never), fed whether it sent state; never: it
 // silences before its first activity (the game server's rule).
 type fakeSource struct {
-	after      time.Duration
-	start      time.Time
-	last       time.Time
-	fedState   bool
-	never      bool
-	stale, old Reason
+	after     time.Duration
+	start     time.Time
+	last      time.Time
+	fedState  bool
+	never     bool
+	late, old Reason // the cause after a quiet of after; before any activity
 }
 
-func (f fakeSource) silences(now time.Time) bool {
+func (f fakeSource) stale(now time.Time) bool {
 	if f.after <= 0 {
 		return false
 	}
@@ -104,7 +104,7 @@ func (f fakeSource) cause() (Reason, time.Time) {
 	if f.last.IsZero() {
 		return f.old, f.start
 	}
-	return f.stale, f.last.Add(f.after)
+	return f.late, f.last.Add(f.after)
 }
 
 func (f fakeSource) deadline() time.Time {
@@ -119,10 +119,10 @@ func (f fakeSource) fed() (bool, time.Time) { return f.fedState, f.last }
 // standIn is a silence over a feed last active at fed (pings only when
 // pinged) and (with upstream) a game server last answering at answered.
 func standIn(after time.Duration, start, fed, answered time.Time, pinged, upstream bool) *silence {
-	s := &silence{start: start, sources: []source{fakeSource{after: after, last: fed, fedState: !fed.IsZero() && !pinged, stale: ReasonFeed}}}
+	s := &silence{start: start, sources: []source{fakeSource{after: after, last: fed, fedState: !fed.IsZero() && !pinged, late: ReasonFeed}}}
 	if upstream {
 		s.sources = append(s.sources, fakeSource{after: after, start: start, last: answered, fedState: !answered.IsZero(),
-			never: true, stale: ReasonUpstream, old: ReasonUnanswered})
+			never: true, late: ReasonUpstream, old: ReasonUnanswered})
 	}
 	return s
 }

@@ -13,12 +13,12 @@ import (
 // newRelay makes the relay when [relay] upstream is set (nil otherwise).
 func (s *Server) newRelay() (part, error) {
 	rc := s.cfg.Relay
-	if rc.Upstream == "" {
+	if rc.GameServer == "" {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	up, err := s.cfg.RelayUpstream(ctx)
+	up, err := s.cfg.RelayGameServer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (s *Server) newRelay() (part, error) {
 		return nil, err
 	}
 	s.relay = r
-	s.log.Info("relay mode", "upstream", r.Upstream())
+	s.log.Info("relay mode", "upstream", r.GameServer())
 	return bgPart{name: "relay", stop: r.Close}, nil
 }
 
@@ -43,7 +43,7 @@ func (s *Server) newUDP() (part, error) {
 	c := s.cfg
 	rc := responder.Config{
 		Listen:     listenOf(c),
-		Socket:     string(c.Listen.Socket),
+		Socket:     c.Listen.Socket,
 		Workers:    c.Listen.Workers,
 		RecvBuffer: int(c.Listen.RecvBuffer),
 		DisableGSO: !c.Listen.GSO,

@@ -21,7 +21,7 @@ func (s *Server) newUpstream() (part, error) {
 	}
 	var addr netip.AddrPort
 	if u.Address == "" && s.relay != nil {
-		addr = s.relay.Upstream() // [relay] upstream, resolved and checked
+		addr = s.relay.GameServer() // [relay] upstream, resolved and checked
 	} else {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -42,7 +42,7 @@ func (s *Server) newUpstream() (part, error) {
 		StaleAfter:  time.Duration(c.Feed.StaleAfter),
 		OwnGamePort: s.relay != nil,
 		Publish: func(doc map[string]any) error {
-			_, err := s.store.SetUpstream(doc)
+			_, err := s.store.SetGameServer(doc)
 			return err
 		},
 		Rest:     s.rest,

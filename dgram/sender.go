@@ -13,17 +13,23 @@ type Sender interface {
 
 // PacketLimited is implemented by a handler whose protocol cannot prove a
 // source's address (Quake 3): the responder then limits how many of its
-// requests one source (IPv4 address or IPv6 /64) may send, before Serve and
-// on top of the byte budgets. A rate of zero or less means no limit.
+// requests one source (IPv4 address or IPv6 /64) may send, before Answer and
+// on top of the byte budgets. A rate of NoPacketLimit (zero) or less means
+// no limit.
 type PacketLimited interface {
 	PacketLimit() (ratePerSec float64, burst int)
 }
 
 // ScratchSize is the size of the scratch buffer the responder hands a
-// handler's Serve for the reply datagrams it writes (32 KiB: an SQP reply
+// handler's Answer for the reply datagrams it writes (32 KiB: an SQP reply
 // of 255 players and a few hundred rules, whose every datagram carries the
 // client's token, is written there whole).
 const ScratchSize = 32 << 10
+
+// NoPacketLimit is the rate that means no per-source limit, wherever a
+// packet rate is written: packet_rate = 0 in the config ([quake3],
+// [bedrock]), ConfiguredPacketRate's rate, and PacketLimit's result.
+const NoPacketLimit = 0.0
 
 // PacketRate is a handler's per-source request rate, embedded by handlers
 // whose protocol has no challenge (it implements PacketLimited).
@@ -32,12 +38,10 @@ type PacketRate struct {
 	burst int
 }
 
-// NewPacketRate returns rate and burst, with defRate for a zero rate and
-// defBurst for a burst of zero or less; a negative rate turns the limit off.
-func NewPacketRate(rate float64, burst int, defRate float64, defBurst int) PacketRate {
-	if rate == 0 {
-		rate = defRate
-	}
+// ConfiguredPacketRate is the rate of a packet_rate / packet_burst pair as
+// the config writes it: rate requests a second (NoPacketLimit: none) after
+// a burst of burst (defBurst for zero or less).
+func ConfiguredPacketRate(rate float64, burst, defBurst int) PacketRate {
 	if burst <= 0 {
 		burst = defBurst
 	}
@@ -45,10 +49,10 @@ func NewPacketRate(rate float64, burst int, defRate float64, defBurst int) Packe
 }
 
 // PacketLimit returns the rate and burst the responder enforces before
-// Serve; a rate of zero means none.
+// Answer; a rate of NoPacketLimit means none.
 func (r PacketRate) PacketLimit() (ratePerSec float64, burst int) {
-	if r.rate < 0 {
-		return 0, 0
+	if r.rate <= NoPacketLimit {
+		return NoPacketLimit, 0
 	}
 	return r.rate, r.burst
 }

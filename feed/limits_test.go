@@ -1,9 +1,7 @@
 package feed
 
 import (
-	"bufio"
 	"bytes"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,17 +20,6 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return cond()
-}
-
-// readReply reads one raw reply line (or fails the test).
-func readReply(t *testing.T, c net.Conn) string {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading a reply: %q, %v", line, err)
-	}
-	return line
 }
 
 // TestMaxConns: with MaxConns 2, a third connection gets the error line

@@ -7,31 +7,31 @@ import (
 	"github.com/queryd/queryd/state"
 )
 
-func benchServe(b *testing.B, req []byte, h *Handler) {
+func benchAnswer(b *testing.B, req []byte, h *Handler) {
 	scratch := make([]byte, scratchSize)
 	out := make([][]byte, 0, 4)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(req)))
 	for b.Loop() {
-		out, _ = h.Serve(req, clientA, scratch, out[:0])
+		out, _ = h.Answer(req, clientA, scratch, out[:0])
 	}
 	if len(out) != 1 {
 		b.Fatalf("%d datagrams", len(out))
 	}
 }
 
-func BenchmarkServeHandshake(b *testing.B) {
+func BenchmarkAnswerHandshake(b *testing.B) {
 	h, _ := newTestHandler(b, wikiConfig, wikiSnapshot())
-	benchServe(b, unhex(b, "FE FD 09 00 00 00 01"), h)
+	benchAnswer(b, unhex(b, "FE FD 09 00 00 00 01"), h)
 }
 
-func BenchmarkServeBasic(b *testing.B) {
+func BenchmarkAnswerBasic(b *testing.B) {
 	h, _ := newTestHandler(b, wikiConfig, wikiSnapshot())
 	tok := WireToken(h.issuer.Token(clientA.Addr()))
-	benchServe(b, withToken(unhex(b, "FE FD 00 00 00 00 01 00 00 00 00"), tok), h)
+	benchAnswer(b, withToken(unhex(b, "FE FD 00 00 00 00 01 00 00 00 00"), tok), h)
 }
 
-func BenchmarkServeFull64(b *testing.B) {
+func BenchmarkAnswerFull64(b *testing.B) {
 	snap := wikiSnapshot()
 	snap.Players = nil
 	for i := 0; i < 64; i++ {
@@ -42,5 +42,5 @@ func BenchmarkServeFull64(b *testing.B) {
 		b.Fatalf("lists %d players, want 64", h.Listed())
 	}
 	tok := WireToken(h.issuer.Token(clientA.Addr()))
-	benchServe(b, withToken(unhex(b, "FE FD 00 00 00 00 01 00 00 00 00 FF FF FF 01"), tok), h)
+	benchAnswer(b, withToken(unhex(b, "FE FD 00 00 00 00 01 00 00 00 00 FF FF FF 01"), tok), h)
 }

@@ -30,7 +30,7 @@ func FuzzParseRequest(f *testing.F) {
 				t.Fatalf("parsed a short request % x", p)
 			}
 		}
-		out, oc := h.Serve(p, clientA, scratch, nil)
+		out, oc := h.Answer(p, clientA, scratch, nil)
 		if len(out) > 1 || len(out) == 1 && len(out[0]) > MaxPacket {
 			t.Fatalf("% x: %d datagrams", p, len(out))
 		}
@@ -53,7 +53,7 @@ func FuzzParseReplies(f *testing.F) {
 		if req[2] == TypeStat {
 			req = withToken(req, tok)
 		}
-		out, _ := h.Serve(req, clientA, make([]byte, scratchSize), nil)
+		out, _ := h.Answer(req, clientA, make([]byte, scratchSize), nil)
 		f.Add(out[0])
 	}
 	f.Add([]byte{0, 0, 0, 0, 1})

@@ -41,7 +41,7 @@ func (c Config) maxPacket() int {
 }
 
 // Handler answers GameSpy4 requests from replies encoded once per snapshot.
-// Serve copies one of them, behind the client's session id, into scratch.
+// Answer copies one of them, behind the client's session id, into scratch.
 type Handler struct {
 	cfg    Config
 	issuer *challenge.Issuer
@@ -80,11 +80,11 @@ func (h *Handler) Listed() int {
 	return 0
 }
 
-// Serve answers one request by appending its reply datagram, written into
+// Answer answers one request by appending its reply datagram, written into
 // scratch (at least MaxPacket bytes), to out. A handshake gets the token
 // (Challenged); a stat with a valid token the basic or full stat (Answered);
 // a stat with a wrong or expired token nothing (Ignored).
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
 		return out, dgram.Ignored

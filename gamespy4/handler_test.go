@@ -10,10 +10,10 @@ import (
 	"github.com/queryd/queryd/dgram"
 )
 
-const scratchSize = MaxPacket // the least scratch the responder may hand Serve
+const scratchSize = MaxPacket // the least scratch the responder may hand Answer
 
 func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
-	return h.Serve(req, src, make([]byte, scratchSize), nil)
+	return h.Answer(req, src, make([]byte, scratchSize), nil)
 }
 
 // handshake asks h for a token as src and checks the reply's framing.
@@ -253,7 +253,7 @@ func TestUpdateReencodes(t *testing.T) {
 	}
 }
 
-func TestServeAllocatesNothing(t *testing.T) {
+func TestAnswerAllocatesNothing(t *testing.T) {
 	h, _ := newTestHandler(t, wikiConfig, wikiSnapshot())
 	scratch := make([]byte, scratchSize)
 	out := make([][]byte, 0, 4)
@@ -265,8 +265,8 @@ func TestServeAllocatesNothing(t *testing.T) {
 		"malformed": unhex(t, "FE FD 42"),
 	}
 	for name, req := range reqs {
-		if n := testing.AllocsPerRun(100, func() { h.Serve(req, clientA, scratch, out[:0]) }); n != 0 {
-			t.Errorf("%s: %v allocations per Serve", name, n)
+		if n := testing.AllocsPerRun(100, func() { h.Answer(req, clientA, scratch, out[:0]) }); n != 0 {
+			t.Errorf("%s: %v allocations per Answer", name, n)
 		}
 	}
 }

@@ -30,16 +30,10 @@ var adminRoutes = []struct {
 	{"POST", "/metrics", 405},
 }
 
-// adminRaw sends one request on a fresh connection to the admin listener
-// with the given Host (and extra header lines) and returns the response
-// with its body read.
-func adminRaw(t testing.TB, addr, method, path, host string, extra ...string) (*http.Response, string) {
-	t.Helper()
-	return adminRawFrom(t, "127.0.0.1", addr, method, path, host, extra...)
-}
-
-// adminRawFrom is adminRaw from the local address from (a loopback
-// address of 127/8: each its own client for the per-client rate).
+// adminRawFrom sends one request on a fresh connection from the local
+// address from (a loopback address of 127/8: each its own client for the
+// per-client rate) to the admin listener with the given Host (and extra
+// header lines) and returns the response with its body read.
 func adminRawFrom(t testing.TB, from, addr, method, path, host string, extra ...string) (*http.Response, string) {
 	t.Helper()
 	dialer := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}

@@ -353,7 +353,7 @@ func relayRSSBound() int64 {
 // and the feed listener then died of EMFILE on the next connection: no
 // game server could feed queryd until a restart. Afterwards a feed client
 // must reconnect within 2 s, a legitimate client be answered and a new
-// player relayed, and no upstream socket have failed to open.
+// player relayed, and no socket to the game server have failed to open.
 func TestRelayDescriptorLimit(t *testing.T) {
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)

@@ -105,7 +105,7 @@ func (s *standIn) serve(h *a2s.Handler) {
 			if s.mute.Load() {
 				continue
 			}
-			out, _ = h.Serve(p, src, scratch, out[:0])
+			out, _ = h.Answer(p, src, scratch, out[:0])
 			for _, d := range out {
 				s.c.WriteToUDPAddrPort(d, src)
 			}

@@ -29,15 +29,16 @@ type Env struct {
 	// Base is [server]: the config's base state document (the operator's,
 	// where the feed's changes are not).
 	Base map[string]any
-	// RelayUpstream is the game server relay mode forwards to, resolved at
+	// RelayGameServer is the game server relay mode forwards to, resolved at
 	// start (the zero AddrPort when relay mode is off): a service that must
 	// know whether the game server is up (Quake 3's heartbeats while queryd
 	// does not answer Quake 3 itself) asks it from a socket of its own.
-	RelayUpstream netip.AddrPort
-	// Stale reports whether queryd is silent: the feed has gone quiet for
-	// [feed] stale_after, or with [upstream] the game server has not
-	// answered for as long (or not yet at all).
-	Stale func(now time.Time) bool
+	RelayGameServer netip.AddrPort
+	// Silent reports whether queryd is silent (answers nothing): a source
+	// is stale (the feed has gone quiet for [feed] stale_after, or with
+	// [upstream] the game server has not answered for as long, or not yet
+	// at all).
+	Silent func(now time.Time) bool
 	// Subscribe calls fn with the current state snapshot and with every new
 	// one, in order, until cancel; fn runs under the store's lock and must
 	// be quick.

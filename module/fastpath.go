@@ -7,7 +7,7 @@ import "time"
 // network driver. The fast path's program has a handler for the protocol,
 // named by its Name (xdp/bpf/NAME.h, one line in xdp/bpf/protocols.h: it
 // parses the requests in the kernel); the protocol hands it the replies,
-// exactly as its Serve sends them, and says which it may answer without a
+// exactly as its Answer sends them, and says which it may answer without a
 // token. Nothing else names the protocol: the fast path's rows, labels,
 // reply slots and packet rate come from the program's list, the Name and
 // this capability (and dgram.PacketLimited).
@@ -31,7 +31,7 @@ type FastReply struct {
 	// Index picks a slot of a range (the header's NAME_X … NAME_X_LAST:
 	// SQP's query replies by chunks byte); 0 for a single slot.
 	Index int
-	// Reply is the one datagram Serve sends for the query. Bytes the
+	// Reply is the one datagram Answer sends for the query. Bytes the
 	// program fills per request are left zero (the handler says which:
 	// a session, a token or a time copied from the request, a challenge's
 	// token).

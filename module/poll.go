@@ -80,20 +80,6 @@ func PollConn(server netip.AddrPort) (*net.UDPConn, error) {
 	return c, nil
 }
 
-// PollDeadline is the deadline of one request of a poll: opts.Timeout from
-// now (2 s when unset), or ctx's deadline when sooner.
-func PollDeadline(ctx context.Context, opts PollOptions) time.Time {
-	t := opts.Timeout
-	if t <= 0 {
-		t = 2 * time.Second
-	}
-	d := time.Now().Add(t)
-	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
-		return cd
-	}
-	return d
-}
-
 // CloseOnDone closes c when ctx ends (a poll in progress is cut short);
 // the returned stop undoes that.
 func CloseOnDone(ctx context.Context, c *net.UDPConn) (stop func() bool) {

@@ -9,7 +9,7 @@ import (
 )
 
 // Protocol is a module's live handler: the UDP responder routes the
-// datagrams it claims to Serve, and the daemon calls Update with every new
+// datagrams it claims to Answer, and the daemon calls Update with every new
 // state snapshot (under the store's lock: encode replies there, do no I/O).
 // A Protocol that also implements io.Closer is closed when a reload
 // replaces it and at shutdown.
@@ -19,10 +19,10 @@ type Protocol interface {
 	// Claims reports whether a datagram belongs to this protocol, from its
 	// first bytes.
 	Claims(p []byte) bool
-	// Serve answers req from src by appending reply datagrams to out, in
+	// Answer answers req from src by appending reply datagrams to out, in
 	// scratch or in the handler's own immutable buffers, and says what it
 	// did. It does not allocate.
-	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
+	Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
 	// Update encodes the replies for a new snapshot.
 	Update(s *state.Snapshot)
 }

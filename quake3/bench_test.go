@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func benchServe(b *testing.B, req string) {
+func benchAnswer(b *testing.B, req string) {
 	doc := `{"name":"Bench","map":"q3dm17","max_players":64,"rules":{"timelimit":"20","fraglimit":"30"},"players":` +
 		playersJSON(64, func(i int) string { return fmt.Sprintf("Player %d", i) }) + `}`
 	h := handlerFor(b, exampleCfg, doc)
@@ -15,14 +15,14 @@ func benchServe(b *testing.B, req string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		o, _ := h.Serve(p, testSrc, scratch, out[:0])
+		o, _ := h.Answer(p, testSrc, scratch, out[:0])
 		if len(o) != 1 {
 			b.Fatal("no reply")
 		}
 	}
 }
 
-func BenchmarkServeInfo(b *testing.B)            { benchServe(b, q3+"getinfo\n") }
-func BenchmarkServeInfoChallenge(b *testing.B)   { benchServe(b, q3+"getinfo A_ch4Lleng3") }
-func BenchmarkServeStatus(b *testing.B)          { benchServe(b, q3+"getstatus\x00") }
-func BenchmarkServeStatusChallenge(b *testing.B) { benchServe(b, q3+"getstatus xyz123") }
+func BenchmarkAnswerInfo(b *testing.B)            { benchAnswer(b, q3+"getinfo\n") }
+func BenchmarkAnswerInfoChallenge(b *testing.B)   { benchAnswer(b, q3+"getinfo A_ch4Lleng3") }
+func BenchmarkAnswerStatus(b *testing.B)          { benchAnswer(b, q3+"getstatus\x00") }
+func BenchmarkAnswerStatusChallenge(b *testing.B) { benchAnswer(b, q3+"getstatus xyz123") }

@@ -24,7 +24,7 @@ func fakeServer(t *testing.T, h *Handler) string {
 			if err != nil {
 				return
 			}
-			out, _ := h.Serve(buf[:n], src, scratch, nil)
+			out, _ := h.Answer(buf[:n], src, scratch, nil)
 			for _, d := range out {
 				c.WriteToUDPAddrPort(d, src)
 			}

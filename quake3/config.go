@@ -151,7 +151,7 @@ func (s *Section) checkMasters(c *config.Config, errs *config.Errors) {
 	if len(ms) == 0 {
 		return
 	}
-	relay := c.Relay.Upstream != ""
+	relay := c.Relay.GameServer != ""
 	if !relay && !s.QueryPortIsJoinPort {
 		errs.Add("quake3.masters", "a master lists the address its heartbeats come from, which is queryd's UDP "+
 			"address, and players browsing it would try to join the game there; without relay mode nothing there "+

@@ -81,7 +81,7 @@ max_sessions = 100
 		q.PassRate != 0 || q.PassBurst != 5 || q.PassSourceRate != 0.5 || q.PassSourceBurst != 2 {
 		t.Errorf("%+v", q)
 	}
-	if c.Relay.Upstream != "127.0.0.1:27961" || c.Relay.Sessions() != 100 {
+	if c.Relay.GameServer != "127.0.0.1:27961" || c.Relay.Sessions() != 100 {
 		t.Errorf("relay %+v", c.Relay)
 	}
 	if kv := q.InfoKeys(); len(kv) != 2 || kv[0] != (quake3.KeyValue{Key: "pure", Value: "1"}) || kv[1] != (quake3.KeyValue{Key: "sv_punkbuster", Value: "0"}) {

@@ -32,7 +32,7 @@ func TestFaithfulToIoquake3Capture(t *testing.T) {
 			break
 		}
 	}
-	h := NewHandler(Config{}, 0, 0)
+	h := NewHandler(Config{}, DefaultPacketRate, 0)
 	h.Update(polltest.Valid(t, FromStatus(stock)))
 	for _, c := range loadCaptures(t) {
 		r, err := ParseRequest(c.req)

@@ -16,10 +16,10 @@ const (
 )
 
 // Handler answers getinfo and getstatus from replies encoded once per
-// snapshot. Serve copies a reply into scratch only to add a challenge.
+// snapshot. Answer copies a reply into scratch only to add a challenge.
 type Handler struct {
 	cfg              Config
-	dgram.PacketRate // the per-source request rate the responder enforces before Serve (Quake 3 has no challenge against spoofed sources)
+	dgram.PacketRate // the per-source request rate the responder enforces before Answer (Quake 3 has no challenge against spoofed sources)
 	enc              atomic.Pointer[encoded]
 }
 
@@ -29,10 +29,12 @@ type encoded struct {
 }
 
 // NewHandler makes a Quake 3 handler. ratePerSec and burst are the per-IP
-// packet rate the responder applies before Serve (see PacketLimit); zero
-// values take the ioquake3 defaults, a negative rate turns it off.
+// packet rate the responder applies before Answer (see PacketLimit), as
+// [quake3] packet_rate and packet_burst write it: DefaultPacketRate is the
+// default, dgram.NoPacketLimit turns it off; a burst of zero or less takes
+// DefaultPacketBurst.
 func NewHandler(cfg Config, ratePerSec float64, burst int) *Handler {
-	return &Handler{cfg: cfg, PacketRate: dgram.NewPacketRate(ratePerSec, burst, DefaultPacketRate, DefaultPacketBurst)}
+	return &Handler{cfg: cfg, PacketRate: dgram.ConfiguredPacketRate(ratePerSec, burst, DefaultPacketBurst)}
 }
 
 // Name is the protocol's label in metrics and logs.
@@ -46,10 +48,10 @@ func (h *Handler) Update(snap *state.Snapshot) {
 	h.enc.Store(&encoded{info: EncodeInfo(h.cfg, snap), status: EncodeStatus(h.cfg, snap)})
 }
 
-// Serve answers one request by appending one datagram to out: the
+// Answer answers one request by appending one datagram to out: the
 // pre-encoded reply itself, or (with a challenge) the reply assembled in
 // scratch. Quake 3 proves nothing about the source: replies are AnsweredOpen.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
 		return out, dgram.Ignored

@@ -29,7 +29,7 @@ const (
 // HeartbeatInterval, and at once when the server becomes empty, non-empty,
 // full or not full. It sends each master's flatline (if any) when the server
 // goes down and on shutdown, and heartbeats again when it comes back. Down
-// means queryd is silent (env.Stale: the feed, or the [upstream] game
+// means queryd is silent (env.Silent: the feed, or the [upstream] game
 // server, quiet for stale_after); or, in relay mode with the Quake 3 handler off
 // (the masters' getinfo go to the game server), that the game server does
 // not answer getinfo (probe.go).
@@ -185,7 +185,7 @@ func (h *heartbeats) down() {
 // downReason says why the server counts as down.
 func (h *heartbeats) downReason() string {
 	if h.probing() {
-		return "the game server " + h.env.RelayUpstream.String() + " does not answer getinfo"
+		return "the game server " + h.env.RelayGameServer.String() + " does not answer getinfo"
 	}
 	return "queryd is silent (the feed or the [upstream] game server quiet for stale_after)"
 }

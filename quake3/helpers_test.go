@@ -28,7 +28,7 @@ func snapOf(t testing.TB, doc string) *state.Snapshot {
 // handlerFor makes a handler updated with the snapshot of doc.
 func handlerFor(t testing.TB, cfg Config, doc string) *Handler {
 	t.Helper()
-	h := NewHandler(cfg, 0, 0)
+	h := NewHandler(cfg, DefaultPacketRate, 0)
 	h.Update(snapOf(t, doc))
 	return h
 }
@@ -37,7 +37,7 @@ func handlerFor(t testing.TB, cfg Config, doc string) *Handler {
 // single reply datagram (nil when none).
 func serve(t testing.TB, h *Handler, req string) ([]byte, string) {
 	t.Helper()
-	out, outcome := h.Serve([]byte(req), testSrc, make([]byte, MaxReply), nil)
+	out, outcome := h.Answer([]byte(req), testSrc, make([]byte, MaxReply), nil)
 	if len(out) > 1 {
 		t.Fatalf("%q: %d datagrams, want at most 1", req, len(out))
 	}

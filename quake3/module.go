@@ -36,16 +36,12 @@ func (Module) NewSection() config.Section { return NewSection() }
 // Build makes the getinfo / getstatus handler for [quake3].
 func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error) {
 	s := sec.(*Section)
-	rate := s.PacketRate
-	if rate == 0 {
-		rate = -1 // [quake3] packet_rate = 0 turns the limit off
-	}
 	h := NewHandler(Config{
 		GameName: s.GameName,
 		Protocol: s.Protocol,
 		GameType: s.GameType,
 		Extra:    s.InfoKeys(),
-	}, rate, s.PacketBurst)
+	}, s.PacketRate, s.PacketBurst)
 	return &Protocol{Handler: h}, nil
 }
 
@@ -55,7 +51,7 @@ func (Module) Build(sec config.Section, env module.Env) (module.Protocol, error)
 // probe it: probe.go).
 func (Module) Services(sec config.Section, env module.Env, current func() module.Protocol) ([]module.Service, error) {
 	s := sec.(*Section)
-	if len(s.Masters) == 0 || (!s.Enabled && !env.RelayUpstream.IsValid()) {
+	if len(s.Masters) == 0 || (!s.Enabled && !env.RelayGameServer.IsValid()) {
 		return nil, nil
 	}
 	hb, err := newHeartbeats(s.Masters, env, current)
@@ -72,9 +68,9 @@ type Protocol struct {
 	watch atomic.Pointer[masterWatch]
 }
 
-// Serve answers like Handler and counts a master's challenged getinfo.
-func (p *Protocol) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
-	out, outcome := p.Handler.Serve(req, src, scratch, out)
+// Answer answers like Handler and counts a master's challenged getinfo.
+func (p *Protocol) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+	out, outcome := p.Handler.Answer(req, src, scratch, out)
 	if w := p.watch.Load(); w != nil && outcome == dgram.AnsweredOpen && w.isMaster(src.Addr()) {
 		if r, err := ParseRequest(req); err == nil && r.Type == TypeInfo && r.Challenge != nil {
 			w.answered.Inc()

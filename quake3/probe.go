@@ -30,7 +30,7 @@ var defaultProbe = probeTiming{attempts: ProbeAttempts, timeout: ProbeTimeout, e
 // is off, so the masters' getinfo go to the game server (a reload may turn
 // the handler on or off).
 func (h *heartbeats) probing() bool {
-	return h.env.RelayUpstream.IsValid() && h.current() == nil
+	return h.env.RelayGameServer.IsValid() && h.current() == nil
 }
 
 // alive reports whether the server is up for the masters. While probing:
@@ -39,7 +39,7 @@ func (h *heartbeats) probing() bool {
 // is live.
 func (h *heartbeats) alive(ctx context.Context, fresh bool) bool {
 	if !h.probing() {
-		return !h.env.Stale(time.Now())
+		return !h.env.Silent(time.Now())
 	}
 	if fresh || h.probedAt.IsZero() || time.Since(h.probedAt) >= h.probe.every {
 		h.upstreamUp = h.probeUpstream(ctx, h.upstreamUp)
@@ -53,9 +53,9 @@ func (h *heartbeats) alive(ctx context.Context, fresh bool) bool {
 // whether an infoResponse echoing the challenge came. When no socket can be
 // had, or ctx ends first, it says nothing new: it returns last.
 func (h *heartbeats) probeUpstream(ctx context.Context, last bool) bool {
-	c, err := Dial(h.env.RelayUpstream.String())
+	c, err := Dial(h.env.RelayGameServer.String())
 	if err != nil {
-		h.log.Warn("cannot probe the game server; keeping its last state", "upstream", h.env.RelayUpstream, "err", err)
+		h.log.Warn("cannot probe the game server; keeping its last state", "upstream", h.env.RelayGameServer, "err", err)
 		return last
 	}
 	defer c.Close()
@@ -70,10 +70,10 @@ func (h *heartbeats) probeUpstream(ctx context.Context, last bool) bool {
 		}
 		if err == nil {
 			h.probes.WithLabelValues("answered").Inc()
-			h.log.Debug("game server answered the probe", "upstream", h.env.RelayUpstream, "attempt", i+1, "rtt", time.Since(start))
+			h.log.Debug("game server answered the probe", "upstream", h.env.RelayGameServer, "attempt", i+1, "rtt", time.Since(start))
 			return true
 		}
-		h.log.Debug("game server probe unanswered", "upstream", h.env.RelayUpstream, "attempt", i+1, "err", err)
+		h.log.Debug("game server probe unanswered", "upstream", h.env.RelayGameServer, "attempt", i+1, "err", err)
 		if i == h.probe.attempts-1 {
 			break
 		}

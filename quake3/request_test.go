@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/queryd/queryd/dgram"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -99,20 +101,20 @@ func TestParseRequestMalformed(t *testing.T) {
 }
 
 // A handler with no snapshot yet, or a scratch too small, answers nothing.
-func TestServeWithoutRoom(t *testing.T) {
-	h := NewHandler(Config{}, 0, 0)
-	if out, o := h.Serve([]byte(q3+"getinfo"), testSrc, make([]byte, MaxReply), nil); len(out) != 0 || o.String() != "ignored" {
+func TestAnswerWithoutRoom(t *testing.T) {
+	h := NewHandler(Config{}, DefaultPacketRate, 0)
+	if out, o := h.Answer([]byte(q3+"getinfo"), testSrc, make([]byte, MaxReply), nil); len(out) != 0 || o.String() != "ignored" {
 		t.Errorf("no snapshot: %q %s", out, o)
 	}
 	h.Update(snapOf(t, `{"name":"x"}`))
-	if out, o := h.Serve([]byte(q3+"getinfo abc"), testSrc, make([]byte, 10), nil); len(out) != 0 || o.String() != "ignored" {
+	if out, o := h.Answer([]byte(q3+"getinfo abc"), testSrc, make([]byte, 10), nil); len(out) != 0 || o.String() != "ignored" {
 		t.Errorf("small scratch: %q %s", out, o)
 	}
 	if r, b := h.PacketLimit(); r != DefaultPacketRate || b != DefaultPacketBurst {
 		t.Errorf("packet limit %v %d", r, b)
 	}
-	if r, _ := NewHandler(Config{}, -1, 0).PacketLimit(); r != 0 {
-		t.Errorf("negative rate gives %v, want 0 (off)", r)
+	if r, _ := NewHandler(Config{}, dgram.NoPacketLimit, 0).PacketLimit(); r != dgram.NoPacketLimit {
+		t.Errorf("packet_rate = 0 gives %v, want 0 (off)", r)
 	}
 }
 
@@ -123,7 +125,7 @@ func FuzzParseRequest(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	h := NewHandler(Config{}, 0, 0)
+	h := NewHandler(Config{}, DefaultPacketRate, 0)
 	h.Update(snapOf(f, `{"name":"fuzz","map":"m","players":{"1":{"name":"p"}}}`))
 	scratch := make([]byte, MaxReply)
 	f.Fuzz(func(t *testing.T, p []byte) {
@@ -137,7 +139,7 @@ func FuzzParseRequest(f *testing.F) {
 		if len(r.Challenge) > MaxChallenge || bytes.ContainsAny(r.Challenge, "\\;\" \n\x00") {
 			t.Fatalf("%q: bad challenge %q accepted", p, r.Challenge)
 		}
-		out, _ := h.Serve(p, testSrc, scratch, nil)
+		out, _ := h.Answer(p, testSrc, scratch, nil)
 		if len(out) != 1 || len(out[0]) > MaxReply {
 			t.Fatalf("%q: %d datagrams", p, len(out))
 		}

@@ -40,7 +40,7 @@ func playAll(r *Relay) {
 // in.
 func TestRelaySiteCaps(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: 256, MaxPerIP: 4,
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxSessions: 256, MaxPerIP: 4,
 		Share24: 1.0 / 32, Share56: 1.0 / 32, Share48: 1.0 / 16, LoadingGrace: time.Minute}) // caps 8, 8, 16
 	var v4 []netip.AddrPort
 	for i := range 20 {
@@ -96,7 +96,7 @@ func TestRelaySiteCaps(t *testing.T) {
 // session.
 func TestRelayProvenReserve(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: 8, Reserve: 0.25, LoadingGrace: time.Minute})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxSessions: 8, Reserve: 0.25, LoadingGrace: time.Minute})
 	var first []netip.AddrPort
 	for i := range 8 {
 		first = append(first, netip.MustParseAddrPort(fmt.Sprintf("100.64.0.%d:27005", i+1)))
@@ -135,7 +135,7 @@ func TestRelayProvenReserve(t *testing.T) {
 // newcomer is dropped (cheaply: no socket) until the oldest is old enough.
 func TestRelayFreshHold(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: 4})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxSessions: 4})
 	r.freshHold = 300 * time.Millisecond
 	var srcs []netip.AddrPort
 	for i := range 20 {

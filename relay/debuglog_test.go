@@ -104,7 +104,7 @@ func waitLines(t *testing.T, w *testkit.Buffer, msg string, n int) []map[string]
 // with the active count.
 func TestRelayDebugLog(t *testing.T) {
 	var w testkit.Buffer
-	r, _ := newTestRelay(t, Config{Upstream: q3Game(t), Logger: debugLogger(&w, slog.LevelDebug)})
+	r, _ := newTestRelay(t, Config{GameServer: q3Game(t), Logger: debugLogger(&w, slog.LevelDebug)})
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
 	client := c.LocalAddr().String()
@@ -136,7 +136,7 @@ func jsonInt(v any) string {
 // Above debug level nothing is logged.
 func TestRelayNoDebugLogAtInfo(t *testing.T) {
 	var w testkit.Buffer
-	r, _ := newTestRelay(t, Config{Upstream: q3Game(t), Logger: debugLogger(&w, slog.LevelInfo)})
+	r, _ := newTestRelay(t, Config{GameServer: q3Game(t), Logger: debugLogger(&w, slog.LevelInfo)})
 	pub := publicFront(t, r)
 	ask(t, listenLoopback(t), pub, []byte("\xFF\xFF\xFF\xFFgetstatus"))
 	if l := w.JSONLines(t); len(l) != 0 {
@@ -152,7 +152,7 @@ func TestRelayDebugLogRateLimited(t *testing.T) {
 	var w testkit.Buffer
 	game := listenLoopback(t)
 	game.SetReadBuffer(4 << 20)
-	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game), Logger: debugLogger(&w, slog.LevelDebug)})
+	r, _ := newTestRelay(t, Config{GameServer: udpAddr(game), Logger: debugLogger(&w, slog.LevelDebug)})
 	src := netip.MustParseAddrPort("127.0.0.1:43101")
 	const flood = 1000
 	asked := 1 // the session's line
@@ -205,7 +205,7 @@ func TestRelayForwardAllocsInfoLogger(t *testing.T) {
 	var w testkit.Buffer
 	game := listenLoopback(t)
 	game.SetReadBuffer(4 << 20)
-	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game), Logger: debugLogger(&w, slog.LevelInfo)})
+	r, _ := newTestRelay(t, Config{GameServer: udpAddr(game), Logger: debugLogger(&w, slog.LevelInfo)})
 	src := netip.MustParseAddrPort("127.0.0.1:43102")
 	req := []byte("\xFF\xFF\xFF\xFFgetstatus")
 	r.Forward(req, src, netip.Addr{}, nopSender)

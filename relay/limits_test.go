@@ -22,7 +22,7 @@ func udpAddr(c *net.UDPConn) netip.AddrPort { return c.LocalAddr().(*net.UDPAddr
 // replaces its idlest.
 func TestRelayPerIPCap(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxPerIP: 3, OpenRate: 0})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxPerIP: 3, OpenRate: 0})
 	for port := 1; port <= 5; port++ {
 		r.Forward([]byte("x"), netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(40000+port)), netip.Addr{}, nopSender)
 	}
@@ -55,7 +55,7 @@ func TestRelayPerIPCap(t *testing.T) {
 // A source opens at most OpenBurst sessions at once, then OpenRate a second.
 func TestRelayOpenRate(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxPerIP: 100, OpenRate: 5, OpenBurst: 4})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxPerIP: 100, OpenRate: 5, OpenBurst: 4})
 	ip := netip.MustParseAddr("127.0.0.1")
 	start := time.Now()
 	for port := 1; port <= 10; port++ {
@@ -81,7 +81,7 @@ func TestRelayOpenRate(t *testing.T) {
 // sessions; a player from another address still gets in.
 func TestRelayOneAddressCannotFillSessions(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: 64})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), MaxSessions: 64})
 	for port := 0; port < 2000; port++ {
 		r.Forward([]byte("x"), netip.AddrPortFrom(netip.MustParseAddr("127.0.0.9"), uint16(20000+port)), netip.Addr{}, nopSender)
 	}
@@ -99,7 +99,7 @@ func TestRelayOneAddressCannotFillSessions(t *testing.T) {
 // relay's own session sockets (counted as loop).
 func TestRelaySelfLoopBounded(t *testing.T) {
 	pub := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(pub)})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(pub)})
 	go func() { // the public front, as publicFront, on the socket the relay points at
 		buf := make([]byte, 2048)
 		for {
@@ -134,7 +134,7 @@ func TestRelaySelfLoopBounded(t *testing.T) {
 // A failed dial (here EMFILE, the descriptor limit) gives the session's
 // slot back and is counted; the next client is relayed once sockets open.
 func TestRelayDialFailure(t *testing.T) {
-	r, reg := newTestRelay(t, Config{Upstream: echoGame(t)})
+	r, reg := newTestRelay(t, Config{GameServer: echoGame(t)})
 	realDial := r.dial
 	var fail atomic.Bool
 	fail.Store(true)
@@ -176,7 +176,7 @@ func waitUntil(limit time.Duration, cond func() bool) bool {
 // socket and goes in the same session.
 func TestRelayNoDialUnderLock(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game)})
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game)})
 	realDial := r.dial
 	gate := make(chan struct{})
 	var first atomic.Bool
@@ -219,7 +219,7 @@ func TestRelayNoDialUnderLock(t *testing.T) {
 func TestRelayForwardAllocs(t *testing.T) {
 	game := listenLoopback(t)
 	game.SetReadBuffer(4 << 20)
-	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game)})
+	r, _ := newTestRelay(t, Config{GameServer: udpAddr(game)})
 	src := netip.MustParseAddrPort("127.0.0.1:43001")
 	req := []byte("\xFF\xFF\xFF\xFFgame packet")
 	r.Forward(req, src, netip.Addr{}, nopSender)
@@ -242,7 +242,7 @@ func BenchmarkRelayForward(b *testing.B) {
 			}
 		}
 	}()
-	r, err := New(Config{Upstream: udpAddr(game)})
+	r, err := New(Config{GameServer: udpAddr(game)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -267,7 +267,7 @@ const sessionCostBound = 8 << 10
 func TestRelaySessionCost(t *testing.T) {
 	const n = 512
 	game := listenLoopback(t)
-	r, _ := newTestRelay(t, Config{Upstream: udpAddr(game), MaxSessions: n})
+	r, _ := newTestRelay(t, Config{GameServer: udpAddr(game), MaxSessions: n})
 	r.Forward([]byte("x"), netip.MustParseAddrPort("127.0.0.1:1"), netip.Addr{}, nopSender) // warm up
 	before := memInUse()
 	for i := 0; i < n; i++ {

@@ -11,7 +11,7 @@ import (
 // for every address of an IPv6 /64), never 127.0.0.1; the game server sees
 // them apart, and Peer maps each back, given the address when ports repeat.
 func TestRelayLoopbackPerClient(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: handshakeGame(t)})
+	r, _ := newTestRelay(t, Config{GameServer: handshakeGame(t)})
 	if !r.lo.perClient {
 		t.Skip("this system cannot bind loopback addresses other than 127.0.0.1 (Linux can): the relay falls back to 127.0.0.1")
 	}
@@ -54,7 +54,7 @@ func TestRelayLoopbackPerClient(t *testing.T) {
 
 // Peer refuses to guess when a port is used at several addresses.
 func TestRelayPeerAmbiguousPort(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: handshakeGame(t)})
+	r, _ := newTestRelay(t, Config{GameServer: handshakeGame(t)})
 	c1, c2 := netip.MustParseAddrPort("198.51.100.1:1000"), netip.MustParseAddrPort("198.51.100.2:1000")
 	r.mu.Lock()
 	for i, c := range []netip.AddrPort{c1, c2} {

@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 const (
 	dropQueueFull    = iota // the session socket's send buffer is full
 	dropSessionsFull        // MaxSessions reached: a new client is not let in
-	dropDial                // no upstream socket could be opened (e.g. EMFILE)
+	dropDial                // no socket to the game server could be opened (e.g. EMFILE)
 	dropSend                // a socket refused the datagram
 	dropTooLarge            // over 65,535 bytes
 	dropPerIPFull           // the source holds MaxPerIP sessions, none idle

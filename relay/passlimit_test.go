@@ -84,7 +84,7 @@ func TestPassLimitsSources(t *testing.T) {
 // replaces the limits.
 func TestRelayPassLimit(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), OpenRate: 0,
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), OpenRate: 0,
 		Pass: []dgram.PassLimit{{Match: matchQ, Rate: 0.001, Burst: 3}}})
 	for i := range 10 {
 		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, byte(10 + i)}), 5000)
@@ -124,7 +124,7 @@ func (p *passLimits) allow(req []byte, ip netip.Addr, clock func() int64) bool {
 // a loop: from the game server's own address) gives its tokens back.
 func TestRelayPassLimitRefund(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: udpAddr(game), OpenRate: 0,
+	r, reg := newTestRelay(t, Config{GameServer: udpAddr(game), OpenRate: 0,
 		Pass: []dgram.PassLimit{{Match: matchQ, Rate: 0.001, Burst: 1, SourceRate: 0.001, SourceBurst: 1}}})
 	for range 3 {
 		if r.Forward([]byte("Q"), udpAddr(game), netip.Addr{}, nopSender) {

@@ -121,7 +121,7 @@ func (r *Relay) stateOf(c netip.AddrPort) int32 {
 // it; a client that only ever gets connectionless answers (all a blind
 // spoofer can get) stays fresh; the feed's peer proves a session at once.
 func TestRelayProof(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: handshakeGame(t), ProveAfter: 300 * time.Millisecond})
+	r, _ := newTestRelay(t, Config{GameServer: handshakeGame(t), ProveAfter: 300 * time.Millisecond})
 	pub := publicFront(t, r)
 	p := newPlayer(t, "127.0.0.1", pub)
 	if err := p.connect(3 * time.Second); err != nil {

@@ -38,9 +38,9 @@ const (
 // MaxSessions, MaxPerIP, OpenBurst and IdleTimeout take the defaults, a zero
 // share, reserve or rate turns that limit off.
 type Config struct {
-	Upstream    netip.AddrPort // the game server
+	GameServer  netip.AddrPort // the game server
 	IdleTimeout time.Duration  // a session ends after this long without a datagram either way; 0: 2 min
-	// MaxSessions is the number of sessions (upstream sockets) at once. 0: 4096.
+	// MaxSessions is the number of sessions (sockets to the game server) at once. 0: 4096.
 	MaxSessions int
 	// MaxPerIP is the number of sessions one source may hold; at the
 	// cap, its own idlest evictable session makes room (or the datagram is
@@ -93,7 +93,7 @@ type Relay struct {
 	dbg   debugLog // per-datagram lines at debug level (debuglog.go)
 	m     metrics
 	start time.Time // the clock's zero: session times are monotonic nanoseconds since
-	// dial opens an upstream socket bound to local (any address when
+	// dial opens a socket to the game server bound to local (any address when
 	// invalid); a test may replace it.
 	dial  func(local netip.Addr) (*net.UDPConn, error)
 	lo    loopbacks // the local address each client's sessions use
@@ -120,12 +120,12 @@ type Relay struct {
 	pass       atomic.Pointer[passLimits] // Config.Pass, swapped whole by SetPassLimits
 }
 
-// New makes a relay to cfg.Upstream. It opens sockets only as clients come.
+// New makes a relay to cfg.GameServer. It opens sockets only as clients come.
 func New(cfg Config) (*Relay, error) {
-	if !cfg.Upstream.IsValid() || cfg.Upstream.Port() == 0 || cfg.Upstream.Addr().IsUnspecified() {
-		return nil, fmt.Errorf("relay: upstream %s: want IP:PORT", cfg.Upstream)
+	if !cfg.GameServer.IsValid() || cfg.GameServer.Port() == 0 || cfg.GameServer.Addr().IsUnspecified() {
+		return nil, fmt.Errorf("relay: upstream %s: want IP:PORT", cfg.GameServer)
 	}
-	cfg.Upstream = netip.AddrPortFrom(cfg.Upstream.Addr().Unmap(), cfg.Upstream.Port())
+	cfg.GameServer = netip.AddrPortFrom(cfg.GameServer.Addr().Unmap(), cfg.GameServer.Port())
 	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func New(cfg Config) (*Relay, error) {
 		sources:   map[sourceKey]*source{},
 		sites:     map[siteKey]*site{},
 	}
-	up := net.UDPAddrFromAddrPort(cfg.Upstream)
+	up := net.UDPAddrFromAddrPort(cfg.GameServer)
 	r.dial = func(local netip.Addr) (*net.UDPConn, error) {
 		var laddr *net.UDPAddr
 		if local.IsValid() {
@@ -150,13 +150,13 @@ func New(cfg Config) (*Relay, error) {
 		}
 		return net.DialUDP("udp", laddr, up)
 	}
-	r.lo = newLoopbacks(cfg.Upstream.Addr(), r.log)
+	r.lo = newLoopbacks(cfg.GameServer.Addr(), r.log)
 	r.SetPassLimits(cfg.Pass)
 	if err := r.m.register(cfg.Registry, func() float64 { return float64(r.counter.Load()) },
 		func() float64 { return float64(r.nProven.Load()) }); err != nil {
 		return nil, fmt.Errorf("relay metrics: %w", err)
 	}
-	r.loops.start(cfg.Upstream, &r.wg)
+	r.loops.start(cfg.GameServer, &r.wg)
 	return r, nil
 }
 
@@ -289,8 +289,8 @@ func (r *Relay) Sessions() int {
 	return len(r.bySrc)
 }
 
-// Upstream returns the game server's address.
-func (r *Relay) Upstream() netip.AddrPort { return r.cfg.Upstream }
+// GameServer returns the game server's address.
+func (r *Relay) GameServer() netip.AddrPort { return r.cfg.GameServer }
 
 // Close ends every session and waits for their goroutines. Later datagrams
 // are dropped.

@@ -105,7 +105,7 @@ func upstreamPort(t *testing.T, reply string) int {
 }
 
 func TestRelayKeepsClientsApart(t *testing.T) {
-	r, reg := newTestRelay(t, Config{Upstream: echoGame(t)})
+	r, reg := newTestRelay(t, Config{GameServer: echoGame(t)})
 	pub := publicFront(t, r)
 	a, b := listenLoopback(t), listenLoopback(t)
 
@@ -151,7 +151,7 @@ func TestRelayKeepsClientsApart(t *testing.T) {
 }
 
 func TestRelayLargeDatagram(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: echoGame(t)})
+	r, _ := newTestRelay(t, Config{GameServer: echoGame(t)})
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
 	msg := bytes.Repeat([]byte("0123456789"), 6000) // 60,000 bytes
@@ -162,7 +162,7 @@ func TestRelayLargeDatagram(t *testing.T) {
 }
 
 func TestRelayIdleExpiry(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: echoGame(t), IdleTimeout: 150 * time.Millisecond})
+	r, _ := newTestRelay(t, Config{GameServer: echoGame(t), IdleTimeout: 150 * time.Millisecond})
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
 	first, _ := ask(t, c, pub, []byte("x"))
@@ -188,7 +188,7 @@ func TestRelayIdleExpiry(t *testing.T) {
 
 // An active session does not expire: traffic either way keeps it.
 func TestRelayActiveSessionStays(t *testing.T) {
-	r, _ := newTestRelay(t, Config{Upstream: echoGame(t), IdleTimeout: 300 * time.Millisecond})
+	r, _ := newTestRelay(t, Config{GameServer: echoGame(t), IdleTimeout: 300 * time.Millisecond})
 	pub := publicFront(t, r)
 	c := listenLoopback(t)
 	first, _ := ask(t, c, pub, []byte("x"))
@@ -203,7 +203,7 @@ func TestRelayActiveSessionStays(t *testing.T) {
 
 func TestRelayDrops(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 1, LoadingGrace: time.Minute})
+	r, reg := newTestRelay(t, Config{GameServer: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 1, LoadingGrace: time.Minute})
 	send := senderFunc(func([]byte, netip.Addr, netip.AddrPort) error { return nil })
 	a := netip.MustParseAddrPort("127.0.0.1:40001")
 	r.Forward([]byte("first client"), a, netip.Addr{}, send)
@@ -262,7 +262,7 @@ func counter(t *testing.T, reg *prometheus.Registry, name, lv string) float64 {
 // playing one is never evicted while quiet for less than LoadingGrace.
 func TestRelayEvictsOldestFresh(t *testing.T) {
 	game := listenLoopback(t)
-	r, reg := newTestRelay(t, Config{Upstream: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 3,
+	r, reg := newTestRelay(t, Config{GameServer: game.LocalAddr().(*net.UDPAddr).AddrPort(), MaxSessions: 3,
 		LoadingGrace: 300 * time.Millisecond})
 	send := senderFunc(func([]byte, netip.Addr, netip.AddrPort) error { return nil })
 	player := netip.MustParseAddrPort("127.0.0.1:41001")

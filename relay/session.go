@@ -12,7 +12,7 @@ import (
 	"github.com/queryd/queryd/dgram"
 )
 
-// session is one client's upstream socket.
+// session is one client's socket to the game server.
 type session struct {
 	client netip.AddrPort
 	key    sourceKey
@@ -119,13 +119,13 @@ func (r *Relay) dialFailed(client netip.AddrPort, err error) {
 	now := r.now()
 	if last := r.dialWarned.Load(); last == 0 || now-last >= int64(dialWarnEvery) {
 		if r.dialWarned.CompareAndSwap(last, now) {
-			r.log.Warn("relay: cannot open an upstream socket; datagrams of new clients are dropped (counted as dial)",
+			r.log.Warn("relay: cannot open a socket to the game server; datagrams of new clients are dropped (counted as dial)",
 				"client", client, "err", err)
 			return
 		}
 	}
 	if r.dbg.on {
-		r.dbg.line("relay: no upstream socket", "client", client, "err", err)
+		r.dbg.line("relay: no socket to the game server", "client", client, "err", err)
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 // the hand-over); the drains add up to what was sent.
 func TestBusiestSourcesOverSockets(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testBusiestOverSockets(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testBusiestOverSockets(t, layer) })
 	}
 }
 
-func testBusiestOverSockets(t *testing.T, layer string) {
+func testBusiestOverSockets(t *testing.T, layer responder.SocketLayer) {
 	f := newFixtureOn(t, layer, "127.0.0.1:0", responder.Limits{})
 	c := clientConn(t, "127.0.0.7:0")
 	const sent = 300

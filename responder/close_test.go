@@ -38,7 +38,7 @@ func (r *recordingForwarder) datagrams() [][]byte {
 // client (and, without relay mode, counted as unknown).
 func TestCloseForwardsNoPhantom(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) {
+		t.Run(string(layer), func(t *testing.T) {
 			fw := &recordingForwarder{}
 			s, err := responder.New(responder.Config{
 				Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: layer, Workers: 1,

@@ -24,7 +24,7 @@ var _ Handler = (*partsHandler)(nil)
 
 func (h *partsHandler) Name() string         { return "parts" }
 func (h *partsHandler) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'P' }
-func (h *partsHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *partsHandler) Answer(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, h.parts...), dgram.Answered
 }
 

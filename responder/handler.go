@@ -1,9 +1,3 @@
-// Package responder owns queryd's UDP sockets: it reads datagrams,
-// demultiplexes them by their first bytes to the protocol handlers, applies the
-// per-IP and global byte budgets, counts every outcome, and sends the replies
-// from the local address each query arrived on. It knows no protocol itself:
-// the daemon hands it the handlers (Server.SetHandlers), built from the
-// modules cmd/queryd registers, and again after each reload.
 package responder
 
 import (
@@ -20,11 +14,11 @@ type Handler interface {
 	// Claims reports whether a datagram belongs to this protocol, from its
 	// first bytes.
 	Claims(p []byte) bool
-	// Serve answers req from src by appending reply datagrams to out. The
+	// Answer answers req from src by appending reply datagrams to out. The
 	// datagrams may point into scratch (ScratchSize bytes) or into the
 	// handler's own immutable buffers; they are sent before the next call
 	// with the same scratch.
-	Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
+	Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome)
 }
 
 // ScratchSize is the size of the scratch buffer a Handler may write replies

@@ -13,9 +13,9 @@ import (
 const (
 	outRateLimited  = int(dgram.NumOutcomes) + iota // the reply would exceed a budget
 	outUnknown                                      // no handler claims the datagram
-	outSilent                                       // the feed is stale: nothing is answered
+	outSilent                                       // queryd is silent (a source is stale): nothing is answered; label "stale"
 	outForwarded                                    // handed to the relay (relay mode)
-	outPanic                                        // serving it panicked; recovered, nothing sent
+	outPanic                                        // answering it panicked; recovered, nothing sent
 	outDenied                                       // the source is in [limits] deny
 	outRelayDropped                                 // unclaimed, and the relay dropped it (loop, caps, queue)
 	outHostLimited                                  // the reply would exceed the host-wide per-IP budget (HostBudget)
@@ -97,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		errors: prometheus.NewDesc(MetricSocketErrors,
 			"Socket errors and drops, by op: receive, send, truncated (datagram larger than the buffer), overflow (dropped by the kernel: receive buffer full), gso_refused (a GSO send the kernel refused; its datagrams were then sent one by one and GSO turned off for that address).", []string{"op"}, nil),
 		gso: prometheus.NewDesc(MetricGSOSends,
-			"Answers of several datagrams to one client sent as one UDP GSO send (batch socket layer).", nil, nil),
+			"Answers of several datagrams to one client sent as one UDP GSO send (batch and uring socket layers).", nil, nil),
 	}
 	m.row("unknown")
 	if reg != nil {

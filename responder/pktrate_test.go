@@ -15,7 +15,7 @@ type limitedHandler struct {
 
 func (limitedHandler) Name() string         { return "limited" }
 func (limitedHandler) Claims(p []byte) bool { return true }
-func (limitedHandler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (limitedHandler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return out, dgram.Ignored
 }
 func (h limitedHandler) PacketLimit() (float64, int) { return h.rate, h.burst }

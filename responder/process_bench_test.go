@@ -28,7 +28,7 @@ func (h *infoHandler) Claims(p []byte) bool {
 	return len(p) >= 5 && string(p[:5]) == "\xFF\xFF\xFF\xFFT"
 }
 
-func (h *infoHandler) Serve(req []byte, src netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *infoHandler) Answer(req []byte, src netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	if len(req) != 29 || !h.is.Valid(src.Addr(), binary.LittleEndian.Uint32(req[25:])) {
 		return out, dgram.Ignored
 	}

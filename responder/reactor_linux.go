@@ -282,7 +282,7 @@ func startULoop(log *slog.Logger) (*uloop, error) {
 // loopsFor returns the receive loops for socket layer layer: the uring
 // loops, or the epoll loops where the kernel (or a seccomp filter) refuses
 // io_uring, said in the log.
-func loopsFor(layer string, log *slog.Logger) (*reactor, error) {
+func loopsFor(layer SocketLayer, log *slog.Logger) (*reactor, error) {
 	if layer == SocketUring {
 		r, err := sharedURing(log)
 		if uringRefused != nil {

@@ -18,13 +18,13 @@ type fixedHandler struct{ reply []byte }
 
 func (fixedHandler) Name() string       { return "fixed" }
 func (fixedHandler) Claims([]byte) bool { return true }
-func (h fixedHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h fixedHandler) Answer(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, h.reply), dgram.Answered
 }
 
 // A receive loop's read of a ready socket (recvmmsg, the handler, sendmmsg)
 // allocates nothing.
-func TestLoopServeNoAlloc(t *testing.T) {
+func TestLoopAnswerNoAlloc(t *testing.T) {
 	s, err := NewSockets(SocketConfig{
 		Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: SocketBatch, Workers: 1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

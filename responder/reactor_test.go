@@ -12,12 +12,12 @@ import (
 // them (SIGHUP removing servers) stops those only, promptly, while the others
 // go on answering from their own addresses.
 func TestSharedLoopsCloseSomeServers(t *testing.T) {
-	for _, layer := range []string{responder.SocketBatch, responder.SocketUring} {
-		t.Run(layer, func(t *testing.T) { testSharedLoopsClose(t, layer) })
+	for _, layer := range []responder.SocketLayer{responder.SocketBatch, responder.SocketUring} {
+		t.Run(string(layer), func(t *testing.T) { testSharedLoopsClose(t, layer) })
 	}
 }
 
-func testSharedLoopsClose(t *testing.T, layer string) {
+func testSharedLoopsClose(t *testing.T, layer responder.SocketLayer) {
 	const n = 12
 	fs := make([]*fixture, n)
 	for i := range fs {

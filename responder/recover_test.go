@@ -23,7 +23,7 @@ var _ responder.Handler = panicky{}
 
 func (panicky) Name() string         { return "panicky" }
 func (panicky) Claims(p []byte) bool { return len(p) > 0 && p[0] == 'Q' }
-func (panicky) Serve(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (panicky) Answer(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	if bytes.Equal(req, []byte("Q!")) {
 		var m map[string]int
 		m["boom"]++ // a nil map: the kind of bug a handler could have
@@ -46,11 +46,11 @@ func (panickyForwarder) Forward([]byte, netip.AddrPort, netip.Addr, responder.Se
 // the panic with its stack at most once a second.
 func TestPanicRecovered(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testPanicRecovered(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testPanicRecovered(t, layer) })
 	}
 }
 
-func testPanicRecovered(t *testing.T, layer string) {
+func testPanicRecovered(t *testing.T, layer responder.SocketLayer) {
 	var logs testkit.Buffer
 	reg := prometheus.NewRegistry()
 	srv, err := responder.New(responder.Config{
@@ -107,7 +107,7 @@ func testPanicRecovered(t *testing.T, layer string) {
 			t.Errorf("the panic log has no %s:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(out, "panicky.Serve") && !strings.Contains(out, "panickyForwarder.Forward") {
+	if !strings.Contains(out, "panicky.Answer") && !strings.Contains(out, "panickyForwarder.Forward") {
 		t.Errorf("the logged stack does not show the panicking function:\n%s", out)
 	}
 }

@@ -13,28 +13,15 @@ import (
 	"github.com/queryd/queryd/dgram"
 )
 
-// Socket layers a Server can use.
-const (
-	// SocketBatch: per-core SO_REUSEPORT sockets outside the Go netpoller,
-	// recvmmsg/sendmmsg in batches, one locked thread per socket (Linux).
-	SocketBatch = "batch"
-	// SocketPortable: one net.UDPConn per address read by Workers goroutines
-	// (any OS).
-	SocketPortable = "portable"
-	// SocketUring: the batch layer's sockets read and answered through one
-	// io_uring per CPU, one system call a round for every socket (Linux
-	// 6.1+; the batch layer where io_uring is refused).
-	SocketUring = "uring"
-)
-
 // Config configures a Server.
 type Config struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Socket     SocketLayer      // SocketAuto: SocketBatch on Linux, else SocketPortable
 	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
-	// DisableGSO keeps the batch layer from sending a multi-datagram answer
-	// as one UDP GSO send (UDP_SEGMENT; used when the kernel has it).
+	// DisableGSO keeps the batch and uring layers from sending a
+	// multi-datagram answer as one UDP GSO send (UDP_SEGMENT; used when the
+	// kernel has it; the portable layer never does).
 	DisableGSO bool
 	MaxRequest int // largest datagram read whole; 0 means 2,048 (65,535 with Forward)
 	Limits     Limits
@@ -45,8 +32,9 @@ type Config struct {
 	// Deny, when set, is [limits] deny: datagrams from its sources are
 	// dropped, counted as outcome "denied" (relay traffic included).
 	Deny *Deny
-	// Silent, when set, is asked once per batch; while it returns true (the
-	// feed is stale) nothing is answered.
+	// Silent, when set, is asked once per batch; while it returns true
+	// queryd is silent (a source of the state is stale: the daemon's
+	// silence rule) and nothing is answered (outcome "stale").
 	Silent func(now time.Time) bool
 	// Forward, when set, takes the datagrams no handler claims (relay mode).
 	Forward Forwarder
@@ -202,10 +190,10 @@ type session struct {
 	stats *workerStats
 	pend  pending    // counts of the current batch, added to stats once per batch
 	batch batchState // what the current batch's datagrams share
-	row   int        // the metrics row of the datagram being served (a panic is counted there)
+	row   int        // the metrics row of the datagram being answered (a panic is counted there)
 	out   [][]byte
 
-	key ipKey        // the source of the datagram being served
+	key ipKey        // the source of the datagram being answered
 	top *sourceTable // the busiest sources (busiest.go); nil: not counted
 }
 
@@ -275,9 +263,9 @@ func (s *Server) beginBatch(ss *session, now time.Time) {
 	b.debug = debugEnabled(s.log)
 }
 
-// process answers one datagram (serve). A panic on the way (in a handler,
+// process answers one datagram (answer). A panic on the way (in a handler,
 // the Forwarder or the responder itself) is recovered, counted as outcome
-// "panic" of the protocol being served and logged at most once a second
+// "panic" of the protocol being answered and logged at most once a second
 // (recover.go); the datagram gets no answer and the receive loop goes on with
 // the next one.
 func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) (out [][]byte) {
@@ -287,13 +275,14 @@ func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, o
 			out = nil
 		}
 	}()
-	return s.serve(ss, req, scratch, src, oob, back)
+	return s.answer(ss, req, scratch, src, oob, back)
 }
 
-// serve answers one datagram: route, serve, budget, count. It returns the
+// answer answers one datagram: route, deny, silence, packet rate, the
+// handler's Answer, budgets, count. It returns the
 // datagrams to send (pointing into scratch or into the handlers' replies).
 // Unclaimed datagrams go to the Forwarder when there is one.
-func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
+func (s *Server) answer(ss *session, req, scratch []byte, src netip.AddrPort, oob []byte, back Sender) [][]byte {
 	b := &ss.batch
 	ss.row = 0
 	ss.key = keyOf(src.Addr())
@@ -307,7 +296,7 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		ss.count(row, outDenied, len(req), 0)
 		return nil
 	}
-	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while the feed is stale
+	if h == nil && s.cfg.Forward != nil { // relay mode: game traffic passes even while queryd is silent
 		out := outForwarded
 		if !s.cfg.Forward.Forward(req, src, localAddr(oob), back) {
 			out = outRelayDropped
@@ -331,7 +320,7 @@ func (s *Server) serve(ss *session, req, scratch []byte, src netip.AddrPort, oob
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil
 	}
-	out, outcome := h.Serve(req, src, scratch, ss.out[:0])
+	out, outcome := h.Answer(req, src, scratch, ss.out[:0])
 	size := 0
 	for _, d := range out {
 		size += len(d)

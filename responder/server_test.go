@@ -35,9 +35,9 @@ func newFixture(t *testing.T, listen string, lim responder.Limits) *fixture {
 }
 
 // layers are the socket layers every behaviour test runs on.
-var layers = []string{responder.SocketBatch, responder.SocketUring, responder.SocketPortable}
+var layers = []responder.SocketLayer{responder.SocketBatch, responder.SocketUring, responder.SocketPortable}
 
-func newFixtureOn(t *testing.T, layer, listen string, lim responder.Limits) *fixture {
+func newFixtureOn(t *testing.T, layer responder.SocketLayer, listen string, lim responder.Limits) *fixture {
 	t.Helper()
 	f := &fixture{reg: prometheus.NewRegistry()}
 	is, err := challenge.New(nil)
@@ -131,11 +131,11 @@ func clientConn(t *testing.T, laddr string) *net.UDPConn {
 // was sent to (IP_PKTINFO), so clients that filter by source accept them.
 func TestReplyFromDestinationAddress(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testReplyFromDestination(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testReplyFromDestination(t, layer) })
 	}
 }
 
-func testReplyFromDestination(t *testing.T, layer string) {
+func testReplyFromDestination(t *testing.T, layer responder.SocketLayer) {
 	f := newFixtureOn(t, layer, "0.0.0.0:0", responder.Limits{})
 	c := clientConn(t, "127.0.0.1:0")
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.3.4.5"} {
@@ -152,11 +152,11 @@ func testReplyFromDestination(t *testing.T, layer string) {
 
 func TestIPv6Loopback(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testIPv6(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testIPv6(t, layer) })
 	}
 }
 
-func testIPv6(t *testing.T, layer string) {
+func testIPv6(t *testing.T, layer responder.SocketLayer) {
 	f := newFixtureOn(t, layer, "[::]:0", responder.Limits{})
 	c := clientConn(t, "[::1]:0")
 	dst := netip.AddrPortFrom(netip.MustParseAddr("::1"), f.addr.Port())
@@ -173,11 +173,11 @@ func testIPv6(t *testing.T, layer string) {
 
 func TestChallengeThenAnswerAndMetrics(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) { testChallengeAndMetrics(t, layer) })
+		t.Run(string(layer), func(t *testing.T) { testChallengeAndMetrics(t, layer) })
 	}
 }
 
-func testChallengeAndMetrics(t *testing.T, layer string) {
+func testChallengeAndMetrics(t *testing.T, layer responder.SocketLayer) {
 	f := newFixtureOn(t, layer, "127.0.0.1:0", responder.Limits{})
 	c := clientConn(t, "127.0.0.1:0")
 	ch, _ := exchange(t, c, f.addr, infoReq, 2*time.Second)

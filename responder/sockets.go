@@ -14,7 +14,7 @@ import (
 // Server takes the same fields from its Config.
 type SocketConfig struct {
 	Listen     []netip.AddrPort // UDP addresses: 0.0.0.0:27015, [::]:27015
-	Socket     string           // SocketBatch (default on Linux), SocketUring or SocketPortable
+	Socket     SocketLayer      // SocketAuto: SocketBatch on Linux, else SocketPortable
 	Workers    int              // sockets (batch, uring) or goroutines (portable) per address; 0 means GOMAXPROCS
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	DisableGSO bool             // see Config.DisableGSO
@@ -30,7 +30,7 @@ func (c SocketConfig) withDefaults() (SocketConfig, error) {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
-	if c.Socket == "" {
+	if c.Socket == SocketAuto {
 		c.Socket = defaultSocket
 	}
 	if c.Socket != SocketBatch && c.Socket != SocketPortable && c.Socket != SocketUring {
@@ -187,6 +187,6 @@ func (s *Sockets) process(ss *session, req, scratch []byte, src netip.AddrPort, 
 	if !s.h.Claims(req) {
 		return nil
 	}
-	out, _ := s.h.Serve(req, src, scratch, ss.out[:0])
+	out, _ := s.h.Answer(req, src, scratch, ss.out[:0])
 	return out
 }

@@ -42,7 +42,7 @@ func startSockets(t *testing.T, cfg SocketConfig, h Handler) *Sockets {
 
 // startFixed runs a one-socket server of layer answering "reply" on
 // 127.0.0.1, logging to log.
-func startFixed(t *testing.T, layer string, log *slog.Logger) *Sockets {
+func startFixed(t *testing.T, layer SocketLayer, log *slog.Logger) *Sockets {
 	t.Helper()
 	return startSockets(t, SocketConfig{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Socket: layer, Workers: 1,
 		Logger: log}, fixedHandler{reply: []byte("reply")})
@@ -110,7 +110,7 @@ func TestURingRefusedFallsBack(t *testing.T) {
 
 // The uring loop answers datagram after datagram without allocating: the
 // whole process allocates (almost) nothing over 500 exchanges.
-func TestURingServeNoAlloc(t *testing.T) {
+func TestURingAnswerNoAlloc(t *testing.T) {
 	requireURing(t)
 	s := startFixed(t, SocketUring, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c := connected(t, s)

@@ -27,7 +27,7 @@ func logLines(t *testing.T, w *testkit.Buffer, msg string) []map[string]any {
 	return out
 }
 
-func unclaimedServer(t *testing.T, layer string, level slog.Level, w *testkit.Buffer) (*responder.Server, *prometheus.Registry) {
+func unclaimedServer(t *testing.T, layer responder.SocketLayer, level slog.Level, w *testkit.Buffer) (*responder.Server, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	s, err := responder.New(responder.Config{
@@ -72,7 +72,7 @@ func waitUnknown(t *testing.T, reg *prometheus.Registry, n float64) {
 // the next line says how many were not logged meanwhile.
 func TestUnclaimedDebugLog(t *testing.T) {
 	for _, layer := range layers {
-		t.Run(layer, func(t *testing.T) {
+		t.Run(string(layer), func(t *testing.T) {
 			var w testkit.Buffer
 			s, reg := unclaimedServer(t, layer, slog.LevelDebug, &w)
 			c := clientConn(t, "127.0.0.1:0")

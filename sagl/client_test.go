@@ -38,7 +38,7 @@ func udpServer(t *testing.T, serve func(req []byte, src netip.AddrPort, scratch 
 
 func handlerServer(t *testing.T, h *Handler, drop func(d []byte) bool) string {
 	return udpServer(t, func(req []byte, src netip.AddrPort, scratch []byte) [][]byte {
-		out, _ := h.Serve(req, src, scratch, nil)
+		out, _ := h.Answer(req, src, scratch, nil)
 		var kept [][]byte
 		for _, d := range out {
 			if drop == nil || !drop(d) {
@@ -101,7 +101,7 @@ func TestClientSerialChangeMidTransfer(t *testing.T) {
 	oldJS, oldSerial := h.JSON()
 	var answered atomic.Int32
 	addr := udpServer(t, func(req []byte, src netip.AddrPort, scratch []byte) [][]byte {
-		out, o := h.Serve(req, src, scratch, nil)
+		out, o := h.Answer(req, src, scratch, nil)
 		if o.Proven() && answered.Add(1) == 1 {
 			// first answer: half the old parts, then the state changes
 			if _, err := st.Patch(map[string]any{"name": "Renamed"}); err != nil {

@@ -1,7 +1,7 @@
 // Package sagl implements the SAGL query: the JSON a query returns, the UDP
 // format ("SAGQ" requests; "SAGR" challenge, info parts and logo pieces),
 // the same JSON and the logo over HTTP, and a small client. Replies are
-// encoded once per state snapshot; Serve only picks them (or writes a
+// encoded once per state snapshot; Answer only picks them (or writes a
 // challenge or an unaligned logo piece into scratch). The package opens no
 // sockets except in Client, and reads no files: the logo comes in as bytes.
 //

@@ -11,9 +11,9 @@ import (
 )
 
 // TestFastReplies: the fast path's challenge, with the source's token
-// written into bytes 8–11 as the fast path does, is what Serve sends to a
+// written into bytes 8–11 as the fast path does, is what Answer sends to a
 // request without a valid token (12 bytes); the info reply is there when
-// the JSON is one part and equals Serve's; a JSON of several parts is left
+// the JSON is one part and equals Answer's; a JSON of several parts is left
 // to the socket path.
 func TestFastReplies(t *testing.T) {
 	collect := func(h *Handler) map[module.FastQuery]module.FastReply {
@@ -34,12 +34,12 @@ func TestFastReplies(t *testing.T) {
 	want := append([]byte{}, ch.Reply...)
 	binary.LittleEndian.PutUint32(want[8:], tok)
 	if out, o := serve(h, req(KindInfo, 0, 0), testSrc); o != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
-		t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", o, out, want)
+		t.Fatalf("challenge: Answer sent %v % x; the fast reply with the token is % x", o, out, want)
 	}
 	info, ok := fast[FastInfo]
 	out, o := serve(h, req(KindInfo, tok, 0), testSrc)
 	if !ok || info.Open || o != dgram.Answered || len(out) != 1 || !bytes.Equal(out[0], info.Reply) {
-		t.Fatalf("info: fast %v % x; Serve %v %d datagrams", ok, info.Reply, o, len(out))
+		t.Fatalf("info: fast %v % x; Answer %v %d datagrams", ok, info.Reply, o, len(out))
 	}
 	if got := collect(newHandler(t, manyPlayers(100), nil)); len(got) != 1 {
 		t.Fatalf("a JSON of several parts: %d fast replies, want only the challenge", len(got))

@@ -117,11 +117,11 @@ func (h *Handler) Logo() *Logo {
 	return nil
 }
 
-// Serve answers one request by appending reply datagrams to out: the
+// Answer answers one request by appending reply datagrams to out: the
 // 12-byte challenge to a request without a valid token (smaller than the
 // 64-byte request), every info part, or one logo piece. Broken requests and
 // logo offsets past the end are Malformed and get nothing.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	e := h.enc.Load()
 	if e == nil {
 		return out, dgram.Ignored

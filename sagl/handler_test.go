@@ -16,10 +16,10 @@ func newHandler(t testing.TB, doc string, logo *Logo) *Handler {
 }
 
 func serve(h *Handler, p []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
-	return h.Serve(p, src, make([]byte, 2048), nil)
+	return h.Answer(p, src, make([]byte, 2048), nil)
 }
 
-func TestServeChallenge(t *testing.T) {
+func TestAnswerChallenge(t *testing.T) {
 	h := newHandler(t, exampleDoc, nil)
 	tok := testIssuer().Token(testSrc.Addr())
 	want := binary.LittleEndian.AppendUint32([]byte{'S', 'A', 'G', 'R', 1, 0, 0, 0}, tok)
@@ -39,7 +39,7 @@ func TestServeChallenge(t *testing.T) {
 	}
 }
 
-func TestServeInfo(t *testing.T) {
+func TestAnswerInfo(t *testing.T) {
 	h := newHandler(t, manyPlayers(1000), nil)
 	tok := testIssuer().Token(testSrc.Addr())
 	out, o := serve(h, req(KindInfo, tok, 0), testSrc)
@@ -69,7 +69,7 @@ func TestServeInfo(t *testing.T) {
 	}
 }
 
-func TestServeLogo(t *testing.T) {
+func TestAnswerLogo(t *testing.T) {
 	logo := testLogo(t)
 	h := newHandler(t, exampleDoc, logo)
 	tok := testIssuer().Token(testSrc.Addr())
@@ -94,7 +94,7 @@ func TestServeLogo(t *testing.T) {
 	}
 }
 
-func TestServeMalformed(t *testing.T) {
+func TestAnswerMalformed(t *testing.T) {
 	h := newHandler(t, exampleDoc, nil)
 	tok := testIssuer().Token(testSrc.Addr())
 	for name, p := range map[string][]byte{
@@ -143,7 +143,7 @@ func TestSerialFollowsJSON(t *testing.T) {
 	}
 }
 
-func FuzzServe(f *testing.F) {
+func FuzzAnswer(f *testing.F) {
 	h := newHandler(f, exampleDoc, testLogo(f))
 	tok := testIssuer().Token(testSrc.Addr())
 	f.Add(req(KindInfo, tok, 0))
@@ -152,7 +152,7 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte("SAGQ\x01"))
 	scratch := make([]byte, 2048)
 	f.Fuzz(func(t *testing.T, p []byte) {
-		out, o := h.Serve(p, testSrc, scratch, nil)
+		out, o := h.Answer(p, testSrc, scratch, nil)
 		size := 0
 		for _, d := range out {
 			if len(d) > MaxDatagram {
@@ -172,37 +172,37 @@ func benchHandler(b *testing.B) (*Handler, uint32) {
 	return h, testIssuer().Token(testSrc.Addr())
 }
 
-func benchServe(b *testing.B, h *Handler, p []byte, want dgram.Outcome) {
+func benchAnswer(b *testing.B, h *Handler, p []byte, want dgram.Outcome) {
 	scratch, out := make([]byte, 2048), make([][]byte, 0, 64)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var o dgram.Outcome
-		out, o = h.Serve(p, testSrc, scratch, out[:0])
+		out, o = h.Answer(p, testSrc, scratch, out[:0])
 		if o != want {
 			b.Fatalf("outcome %v", o)
 		}
 	}
 }
 
-func BenchmarkServeInfo64Players(b *testing.B) {
+func BenchmarkAnswerInfo64Players(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindInfo, tok, 0), dgram.Answered)
+	benchAnswer(b, h, req(KindInfo, tok, 0), dgram.Answered)
 }
 
-func BenchmarkServeLogoPiece(b *testing.B) {
+func BenchmarkAnswerLogoPiece(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindLogo, tok, 1024), dgram.Answered)
+	benchAnswer(b, h, req(KindLogo, tok, 1024), dgram.Answered)
 }
 
-func BenchmarkServeLogoPieceUnaligned(b *testing.B) {
+func BenchmarkAnswerLogoPieceUnaligned(b *testing.B) {
 	h, tok := benchHandler(b)
-	benchServe(b, h, req(KindLogo, tok, 1000), dgram.Answered)
+	benchAnswer(b, h, req(KindLogo, tok, 1000), dgram.Answered)
 }
 
-func BenchmarkServeChallenge(b *testing.B) {
+func BenchmarkAnswerChallenge(b *testing.B) {
 	h, _ := benchHandler(b)
-	benchServe(b, h, req(KindInfo, 0, 0), dgram.Challenged)
+	benchAnswer(b, h, req(KindInfo, 0, 0), dgram.Challenged)
 }
 
 // BenchmarkPublish1000Players is the cost of one state change: the JSON and

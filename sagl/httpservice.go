@@ -40,7 +40,7 @@ func newHTTPService(s *Section, env module.Env, current func() *Handler) (*httpS
 	h := &httpService{
 		log: env.Log.With("part", "sagl-http"),
 		srv: &http.Server{
-			Handler:           &HTTP{Current: current, Silent: env.Stale},
+			Handler:           &HTTP{Current: current, Silent: env.Silent},
 			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       10 * time.Second,
 			WriteTimeout:      30 * time.Second,

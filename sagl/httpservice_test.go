@@ -20,7 +20,7 @@ func testHTTPService(t *testing.T) *httpService {
 	env := module.Env{
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Registry: prometheus.NewRegistry(),
-		Stale:    func(time.Time) bool { return false },
+		Silent:   func(time.Time) bool { return false },
 	}
 	h, err := newHTTPService(s, env, func() *Handler { return nil })
 	if err != nil {

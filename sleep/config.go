@@ -167,7 +167,7 @@ func (c *Config) checkHold(errs *config.Errors) {
 // server with a [feed] table of its own); the game server is up when it
 // answers the [upstream] poll, or when its feeder speaks.
 func checkJoins(cfg *config.Config, errs *config.Errors) {
-	relay, divert, feed := cfg.Relay.Upstream != "", len(cfg.Listen.Divert) > 0, cfg.Has("feed")
+	relay, divert, feed := cfg.Relay.GameServer != "", len(cfg.Listen.Divert) > 0, cfg.Has("feed")
 	if !relay && !divert && !feed {
 		errs.Add(Name, "queryd cannot see a player arrive at this server: sleep needs relay mode ([relay] upstream: "+
 			"a join is the first game datagram), [listen] divert (the XDP program reports it), or a [feed] table "+
@@ -231,7 +231,7 @@ func (c *Config) Warnings(cfg *config.Config) []string {
 	if !c.On() && (len(c.Start) > 0 || len(c.Stop) > 0) {
 		w = append(w, "sleep.after: 0s: the server never sleeps; start and stop are not run (set after)")
 	}
-	if c.On() && cfg.Relay.Upstream == "" && len(cfg.Listen.Divert) > 0 {
+	if c.On() && cfg.Relay.GameServer == "" && len(cfg.Listen.Divert) > 0 {
 		w = append(w, "sleep: [listen] divert: the XDP program sees a join only on the [xdp] interfaces, and nothing is held "+
 			"while the server wakes: a player's first attempts go unanswered and its retries get in once the game server "+
 			"is up (sleep/doc.go, \"Divert\")")

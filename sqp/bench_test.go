@@ -4,40 +4,40 @@ import (
 	"testing"
 )
 
-func benchServe(b *testing.B, req []byte, h *Handler, want int) {
+func benchAnswer(b *testing.B, req []byte, h *Handler, want int) {
 	scratch := make([]byte, MaxReply)
 	out := make([][]byte, 0, 64)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(req)))
 	for b.Loop() {
-		out, _ = h.Serve(req, clientA, scratch, out[:0])
+		out, _ = h.Answer(req, clientA, scratch, out[:0])
 	}
 	if len(out) != want {
 		b.Fatalf("%d datagrams, want %d", len(out), want)
 	}
 }
 
-func BenchmarkServeChallenge(b *testing.B) {
+func BenchmarkAnswerChallenge(b *testing.B) {
 	h, _ := newTestHandler(b, upstreamConfig, upstreamSnapshot())
-	benchServe(b, ChallengeRequest[:], h, 1)
+	benchAnswer(b, ChallengeRequest[:], h, 1)
 }
 
-func BenchmarkServeInfo(b *testing.B) {
+func BenchmarkAnswerInfo(b *testing.B) {
 	h, _ := newTestHandler(b, upstreamConfig, richSnapshot())
-	benchServe(b, AppendQuery(nil, h.issuer.Token(clientA.Addr()), ChunkServerInfo), h, 1)
+	benchAnswer(b, AppendQuery(nil, h.issuer.Token(clientA.Addr()), ChunkServerInfo), h, 1)
 }
 
-// BenchmarkServeAll255: every chunk of 255 players and 100 rules, a reply
+// BenchmarkAnswerAll255: every chunk of 255 players and 100 rules, a reply
 // of 8 datagrams.
-func BenchmarkServeAll255(b *testing.B) {
+func BenchmarkAnswerAll255(b *testing.B) {
 	h, _ := newTestHandler(b, upstreamConfig, manyPlayers(255, 100))
-	benchServe(b, AppendQuery(nil, h.issuer.Token(clientA.Addr()), AllChunks), h, 8)
+	benchAnswer(b, AppendQuery(nil, h.issuer.Token(clientA.Addr()), AllChunks), h, 8)
 }
 
-// BenchmarkServeWrongToken: a query with a wrong token (dropped).
-func BenchmarkServeWrongToken(b *testing.B) {
+// BenchmarkAnswerWrongToken: a query with a wrong token (dropped).
+func BenchmarkAnswerWrongToken(b *testing.B) {
 	h, _ := newTestHandler(b, upstreamConfig, richSnapshot())
-	benchServe(b, AppendQuery(nil, h.issuer.Token(clientA.Addr())+1, AllChunks), h, 0)
+	benchAnswer(b, AppendQuery(nil, h.issuer.Token(clientA.Addr())+1, AllChunks), h, 0)
 }
 
 // BenchmarkUpdate4096: encoding a snapshot of 4,096 players with 16-byte

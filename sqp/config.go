@@ -34,7 +34,7 @@ func (s *Section) Check(_ *config.Config, errs *config.Errors) {
 // Warnings: SQP in relay mode answers the game's own datagrams that happen
 // to have an SQP request's exact shape instead of forwarding them.
 func (s *Section) Warnings(c *config.Config) []string {
-	if s.Enabled && c.Relay.Upstream != "" {
+	if s.Enabled && c.Relay.GameServer != "" {
 		return []string{"sqp.enabled: in relay mode, game datagrams of exactly 5 zero bytes, or of 8 bytes starting 01 with 00 01 at bytes 5-6, are answered as SQP instead of forwarded; turn SQP on only if the game never sends such datagrams"}
 	}
 	return nil

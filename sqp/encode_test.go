@@ -11,7 +11,7 @@ import (
 )
 
 // The ServerInfo reply is byte for byte go-svrquery's captured one.
-func TestServerInfoMatchesUpstream(t *testing.T) {
+func TestAnswerrInfoMatchesUpstream(t *testing.T) {
 	enc := encode(upstreamConfig, upstreamSnapshot())
 	out := enc.plans[ChunkServerInfo].write(256, make([]byte, MaxReply), nil)
 	if want := vector(t, "info_single_response"); len(out) != 1 || string(out[0]) != string(want) {

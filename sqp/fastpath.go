@@ -9,7 +9,7 @@ import (
 // FastReplies hands the XDP fast path the challenge reply (token bytes
 // zero: the fast path writes the source's token) and, for every chunks
 // byte whose reply is one datagram, that reply with a zero token (the fast
-// path copies the query's): what Serve sends, byte for byte. A query whose
+// path copies the query's): what Answer sends, byte for byte. A query whose
 // reply takes several datagrams is passed to the socket path.
 func (h *Handler) FastReplies(now time.Time, put func(module.FastReply)) {
 	enc := h.enc.Load()

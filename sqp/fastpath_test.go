@@ -26,7 +26,7 @@ func fastReplies(h *Handler) map[fastKey]module.FastReply {
 
 // TestFastReplies: with the bytes the fast path fills in per request (the
 // challenge's token, the query's token in every reply header), each fast
-// reply is what Serve sends: the challenge, and every chunk combination's
+// reply is what Answer sends: the challenge, and every chunk combination's
 // reply that is one datagram; a reply of several datagrams is left out.
 func TestFastReplies(t *testing.T) {
 	for _, tc := range []struct {
@@ -49,7 +49,7 @@ func TestFastReplies(t *testing.T) {
 			want := append([]byte{}, ch.Reply...)
 			binary.BigEndian.PutUint32(want[1:], tok)
 			if oc != dgram.Challenged || len(out) != 1 || !bytes.Equal(out[0], want) {
-				t.Fatalf("challenge: Serve sent %v % x; the fast reply with the token is % x", oc, out, want)
+				t.Fatalf("challenge: Answer sent %v % x; the fast reply with the token is % x", oc, out, want)
 			}
 			n := 0
 			for c := 0; c < FastChunks; c++ {
@@ -73,7 +73,7 @@ func TestFastReplies(t *testing.T) {
 				want := append([]byte{}, r.Reply...)
 				copy(want[1:5], AppendQuery(nil, tok, 0)[1:5])
 				if !bytes.Equal(out[0], want) {
-					t.Fatalf("chunks %#02x: Serve sent % x\nthe fast reply with the token is % x", c, out[0], want)
+					t.Fatalf("chunks %#02x: Answer sent % x\nthe fast reply with the token is % x", c, out[0], want)
 				}
 				n++
 			}

@@ -29,7 +29,7 @@ func FuzzParseRequest(f *testing.F) {
 		if err == nil && (!Claims(p) || r.Type != TypeChallenge && r.Type != TypeQuery || r.Chunks&^AllChunks != 0) {
 			t.Fatalf("parsed % x as %+v", p, r)
 		}
-		out, oc := h.Serve(p, clientA, scratch, nil)
+		out, oc := h.Answer(p, clientA, scratch, nil)
 		size := 0
 		for _, d := range out {
 			size += len(d)
@@ -54,7 +54,7 @@ func FuzzParseReplies(f *testing.F) {
 	}
 	h, _ := newTestHandler(f, Config{}, richSnapshot())
 	tok := h.issuer.Token(clientA.Addr())
-	out, _ := h.Serve(AppendQuery(nil, tok, AllChunks), clientA, make([]byte, MaxReply), nil)
+	out, _ := h.Answer(AppendQuery(nil, tok, AllChunks), clientA, make([]byte, MaxReply), nil)
 	f.Add(out[0], byte(AllChunks))
 	f.Fuzz(func(t *testing.T, p []byte, chunks byte) {
 		var bad *BadAnswerError

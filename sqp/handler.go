@@ -17,7 +17,7 @@ type Config struct {
 }
 
 // Handler answers SQP requests. Update encodes the chunks once per snapshot
-// and plans the reply to each of the 31 combinations; Serve copies the
+// and plans the reply to each of the 31 combinations; Answer copies the
 // requested one, behind headers carrying the client's token, into scratch.
 type Handler struct {
 	cfg    Config
@@ -49,12 +49,12 @@ func (h *Handler) Listed(chunks byte) (rules, players int) {
 	return 0, 0
 }
 
-// Serve answers one request by appending its reply datagrams, written into
+// Answer answers one request by appending its reply datagrams, written into
 // scratch (at least MaxReply bytes), to out. A challenge request gets the
 // token (Challenged, 5 bytes for 5); a query with a valid token its chunks
 // in one to MaxPackets datagrams (Answered); a query with a wrong or
 // expired token nothing (Ignored); a query for unknown chunks is Malformed.
-func (h *Handler) Serve(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (h *Handler) Answer(req []byte, src netip.AddrPort, scratch []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	enc := h.enc.Load()
 	if enc == nil {
 		return out, dgram.Ignored

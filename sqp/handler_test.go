@@ -13,7 +13,7 @@ import (
 
 // A challenge request gets exactly 5 bytes back: the token, never larger
 // than the request, bound to the address.
-func TestServeChallenge(t *testing.T) {
+func TestAnswerChallenge(t *testing.T) {
 	h, _ := newTestHandler(t, upstreamConfig, upstreamSnapshot())
 	tokens := map[uint32]bool{}
 	for _, src := range []netip.AddrPort{clientA, clientB} {
@@ -32,7 +32,7 @@ func TestServeChallenge(t *testing.T) {
 // A query is answered with the current or the previous epoch's token of
 // its source address; any other token (0, another address's, an expired
 // one) gets nothing and counts as ignored.
-func TestServeQueryTokens(t *testing.T) {
+func TestAnswerQueryTokens(t *testing.T) {
 	h, clk := newTestHandler(t, upstreamConfig, upstreamSnapshot())
 	ask := func(tok uint32, src netip.AddrPort) dgram.Outcome {
 		out, oc := serve(h, AppendQuery(nil, tok, ChunkServerInfo), src)
@@ -67,7 +67,7 @@ func TestServeQueryTokens(t *testing.T) {
 }
 
 // Unknown chunk bits are malformed; no snapshot yet means no answer.
-func TestServeMalformedAndEmpty(t *testing.T) {
+func TestAnswerMalformedAndEmpty(t *testing.T) {
 	h, _ := newTestHandler(t, upstreamConfig, nil)
 	if out, oc := serve(h, ChallengeRequest[:], clientA); oc != dgram.Ignored || len(out) != 0 {
 		t.Fatalf("before the first snapshot: %v % x", oc, out)
@@ -93,7 +93,7 @@ func TestServeMalformedAndEmpty(t *testing.T) {
 
 // A new snapshot changes the replies; an old reply already handed out
 // stays as it was (the handler never writes into shared bytes).
-func TestServeUpdate(t *testing.T) {
+func TestAnswerUpdate(t *testing.T) {
 	h, _ := newTestHandler(t, upstreamConfig, upstreamSnapshot())
 	resp, _ := query(t, h, ChunkServerInfo|ChunkPlayerInfo)
 	if resp.Info.ServerName != "my server" || len(resp.Players.Rows) != 5 {
@@ -109,14 +109,14 @@ func TestServeUpdate(t *testing.T) {
 
 // Serving allocates nothing: challenges, one-packet and multi-packet
 // replies.
-func TestServeAllocs(t *testing.T) {
+func TestAnswerAllocs(t *testing.T) {
 	h, _ := newTestHandler(t, Config{}, manyPlayers(255, 100))
 	tok := h.issuer.Token(clientA.Addr())
 	scratch := make([]byte, MaxReply)
 	out := make([][]byte, 0, 64)
 	for _, req := range [][]byte{ChallengeRequest[:], AppendQuery(nil, tok, ChunkServerInfo), AppendQuery(nil, tok, AllChunks)} {
-		if n := testing.AllocsPerRun(100, func() { out, _ = h.Serve(req, clientA, scratch, out[:0]) }); n != 0 {
-			t.Errorf("% x: %.1f allocations per Serve", req, n)
+		if n := testing.AllocsPerRun(100, func() { out, _ = h.Answer(req, clientA, scratch, out[:0]) }); n != 0 {
+			t.Errorf("% x: %.1f allocations per Answer", req, n)
 		}
 	}
 }

@@ -113,7 +113,7 @@ var (
 
 // serve asks h with a scratch of MaxReply bytes, as the responder does.
 func serve(h *Handler, req []byte, src netip.AddrPort) ([][]byte, dgram.Outcome) {
-	return h.Serve(req, src, make([]byte, MaxReply), nil)
+	return h.Answer(req, src, make([]byte, MaxReply), nil)
 }
 
 // query asks h for chunks from clientA with its token and decodes the

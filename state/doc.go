@@ -7,11 +7,11 @@
 // fields by protocol; the feed messages that carry the document are in
 // package feed.
 //
-// # Base, upstream and feed
+// # Base, game server and feed
 //
 // The [server] section of the config is the base document; what the feed
 // sets sits on top. With [upstream] (package upstream), the game server's
-// last answer sits between the two: each answer replaces the upstream's
+// last answer sits between the two: each answer replaces the game server's
 // whole layer (absent fields fall back to [server], absent "players" means
 // none), and the feed's fields hide it, whole: a feed patch of one player
 // makes the player list the feed's from then on. A feed "replace" makes its document the whole feed-set

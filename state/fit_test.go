@@ -373,7 +373,7 @@ func TestBaseAndUpstreamFitted(t *testing.T) {
 	if r, _ := s.Merge(doc(t, `{"map":"m"}`)); r.Warnings != nil {
 		t.Fatalf("a patch warns about [server]: %v", r.Warnings)
 	}
-	if _, err := s.SetUpstream(doc(t, `{"map":"`+strings.Repeat("u", 200)+`"}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"map":"`+strings.Repeat("u", 200)+`"}`)); err != nil {
 		t.Fatal(err)
 	}
 	errs, ws := Check(doc(t, `{"name":"`+strings.Repeat("b", 300)+`","max_players":1.5}`))

@@ -13,15 +13,15 @@ import (
 
 // Store holds the current Snapshot and makes new ones from three layers of
 // top-level fields, each over the one before: the config's base document
-// ([server]), the upstream's (the last answer of the game server queryd
-// fronts, [upstream]; empty without one), and the feed's changes. Readers
+// ([server]), the game server's (its last answer to [upstream]'s poll, or
+// its Agones GameServer; empty without either), and the feed's changes. Readers
 // call Snapshot (one atomic load); writers are serialized. A rejected change
 // leaves everything as it was.
 type Store struct {
 	mu    sync.Mutex
 	cur   atomic.Pointer[Snapshot]
 	base  map[string]any // [server] from the config
-	up    map[string]any // top-level fields of the upstream's last answer
+	game  map[string]any // top-level fields of the game server's layer (SetGameServer)
 	layer map[string]any // top-level fields the feed has set
 	seen  map[uint32]seenPlayer
 	seq   uint64
@@ -45,14 +45,14 @@ func NewStore(base map[string]any, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{base: base, up: map[string]any{}, layer: map[string]any{}, seen: map[uint32]seenPlayer{}, subs: map[int]func(*Snapshot){}, now: now}
+	s := &Store{base: base, game: map[string]any{}, layer: map[string]any{}, seen: map[uint32]seenPlayer{}, subs: map[int]func(*Snapshot){}, now: now}
 	if s.base == nil {
 		s.base = map[string]any{}
 	}
 	if err := CheckDepth(s.base); err != nil {
 		return nil, err
 	}
-	if _, err := s.commit(s.base, s.up, s.layer); err != nil {
+	if _, err := s.commit(s.base, s.game, s.layer); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -88,7 +88,7 @@ type Result struct {
 }
 
 // Replace makes doc the whole feed-set document: absent fields fall back to
-// the upstream's and then the base, and absent "players" means no players.
+// the game server's and then the base, and absent "players" means no players.
 // It is Put without the warnings.
 func (s *Store) Replace(doc map[string]any) (uint64, error) {
 	r, err := s.Put(doc)
@@ -102,14 +102,15 @@ func (s *Store) Put(doc map[string]any) (Result, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.commit(s.base, s.up, wholeLayer(doc))
+	return s.commit(s.base, s.game, wholeLayer(doc))
 }
 
-// SetUpstream makes doc the upstream's whole document (the game server's
-// last answer, mapped): it sits over the base and under the feed's fields,
-// absent fields fall back to the base, and absent "players" means no
-// players. A rejected doc changes nothing.
-func (s *Store) SetUpstream(doc map[string]any) (uint64, error) {
+// SetGameServer makes doc the game server's whole document (its last
+// answer to [upstream]'s poll, or its Agones GameServer, mapped): it sits
+// over the base and under the feed's fields, absent fields fall back to
+// the base, and absent "players" means no players. A rejected doc changes
+// nothing.
+func (s *Store) SetGameServer(doc map[string]any) (uint64, error) {
 	if err := CheckDepth(doc); err != nil {
 		return 0, err
 	}
@@ -135,10 +136,10 @@ func wholeLayer(doc map[string]any) map[string]any {
 }
 
 // Patch applies an RFC 7386 merge patch to the current document. A top-level
-// field the patch removes falls back to the upstream's and then the base
+// field the patch removes falls back to the game server's and then the base
 // ("players" becomes empty). A field the patch touches is the feed's from
 // then on, whole: patching one player takes the whole player list over from
-// the upstream. It is Merge without the warnings.
+// the game server's layer. It is Merge without the warnings.
 func (s *Store) Patch(patch map[string]any) (uint64, error) {
 	r, err := s.Merge(patch)
 	return r.Version, err
@@ -166,11 +167,11 @@ func (s *Store) Merge(patch map[string]any) (Result, error) {
 			delete(layer, k)
 		}
 	}
-	return s.commit(s.base, s.up, layer)
+	return s.commit(s.base, s.game, layer)
 }
 
 // SetBase replaces the base document (the config's [server] after a reload);
-// fields the upstream or the feed has set keep their values.
+// fields the game server or the feed has set keep their values.
 func (s *Store) SetBase(base map[string]any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,7 +181,7 @@ func (s *Store) SetBase(base map[string]any) error {
 	if err := CheckDepth(base); err != nil {
 		return err
 	}
-	_, err := s.commit(base, s.up, s.layer)
+	_, err := s.commit(base, s.game, s.layer)
 	return err
 }
 
@@ -197,7 +198,7 @@ func (s *Store) SetAsleep(asleep bool) error {
 		return nil
 	}
 	s.asleep = asleep
-	if _, err := s.commit(s.base, s.up, s.layer); err != nil {
+	if _, err := s.commit(s.base, s.game, s.layer); err != nil {
 		s.asleep = !asleep
 		return err
 	}
@@ -268,7 +269,7 @@ func (s *Store) commit(base, up, layer map[string]any) (Result, error) {
 	} else {
 		snap.Version = 1
 	}
-	s.base, s.up, s.layer, s.seen, s.seq = base, up, layer, seen, seq
+	s.base, s.game, s.layer, s.seen, s.seq = base, up, layer, seen, seq
 	s.cur.Store(snap)
 	for _, fn := range s.subs {
 		fn(snap)

@@ -255,7 +255,7 @@ func TestMergePatchRFC7386(t *testing.T) {
 // nothing makes no snapshot.
 func TestSetAsleep(t *testing.T) {
 	s, _ := newStore(t, `{"name":"base","map":"m0","max_players":8,"players":{"1":{"name":"cfg"}}}`)
-	if _, err := s.SetUpstream(doc(t, `{"name":"game","rules":{"g":"1"},"players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"name":"game","rules":{"g":"1"},"players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Replace(doc(t, `{"map":"m1","players":{"3":{"name":"fed"}}}`)); err != nil {
@@ -275,7 +275,7 @@ func TestSetAsleep(t *testing.T) {
 	if err := s.SetAsleep(true); err != nil || s.Snapshot().Version != v {
 		t.Fatalf("SetAsleep(true) again: %v, version %d → %d", err, v, s.Snapshot().Version)
 	}
-	if _, err := s.SetUpstream(doc(t, `{"name":"game2","players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"name":"game2","players":{"2":{"name":"bot","bot":true}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if snap := s.Snapshot(); len(snap.Players) != 0 {

@@ -10,7 +10,7 @@ import (
 // falls back to the base.
 func TestUpstreamLayerPrecedence(t *testing.T) {
 	s, _ := newStore(t, `{"name":"base","map":"m0","game":"g0","max_players":8}`)
-	v, err := s.SetUpstream(doc(t, `{"name":"up","map":"m1","players":{"0":{"name":"a"},"1":{"name":"b"}}}`))
+	v, err := s.SetGameServer(doc(t, `{"name":"up","map":"m1","players":{"0":{"name":"a"},"1":{"name":"b"}}}`))
 	if err != nil || v != 2 {
 		t.Fatal(v, err)
 	}
@@ -27,7 +27,7 @@ func TestUpstreamLayerPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The next upstream answer changes what the feed has not set.
-	if _, err := s.SetUpstream(doc(t, `{"name":"up2","map":"m2","players":{"1":{"name":"b"},"2":{"name":"c"}}}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"name":"up2","map":"m2","players":{"1":{"name":"b"},"2":{"name":"c"}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	snap = s.Snapshot()
@@ -45,7 +45,7 @@ func TestUpstreamLayerPrecedence(t *testing.T) {
 	if n := s.Snapshot().Name; n != "up2" {
 		t.Fatalf("name after the feed removed it: %q, want the upstream's", n)
 	}
-	if _, err := s.SetUpstream(doc(t, `{"map":"m3"}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"map":"m3"}`)); err != nil {
 		t.Fatal(err)
 	}
 	snap = s.Snapshot()
@@ -66,7 +66,7 @@ func TestUpstreamLayerPrecedence(t *testing.T) {
 // hide the upstream's; a field it leaves out is the upstream's.
 func TestUpstreamUnderFeedReplace(t *testing.T) {
 	s, _ := newStore(t, `{"name":"base"}`)
-	s.SetUpstream(doc(t, `{"name":"up","map":"m1","players":{"0":{"name":"a"}}}`))
+	s.SetGameServer(doc(t, `{"name":"up","map":"m1","players":{"0":{"name":"a"}}}`))
 	if _, err := s.Replace(doc(t, `{"name":"fed"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestUpstreamUnderFeedReplace(t *testing.T) {
 // call, the last good answer's fields stay.
 func TestUpstreamRejectedChangesNothing(t *testing.T) {
 	s, _ := newStore(t, `{"name":"base"}`)
-	if _, err := s.SetUpstream(doc(t, `{"name":"up","players":{"3":{"name":"a","time":5}}}`)); err != nil {
+	if _, err := s.SetGameServer(doc(t, `{"name":"up","players":{"3":{"name":"a","time":5}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	before := s.Snapshot()
@@ -92,7 +92,7 @@ func TestUpstreamRejectedChangesNothing(t *testing.T) {
 		`{"max_players":70000}`,
 		`{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{}}}}}}}}}`,
 	} {
-		if _, err := s.SetUpstream(doc(t, bad)); err == nil {
+		if _, err := s.SetGameServer(doc(t, bad)); err == nil {
 			t.Errorf("upstream %s accepted", bad)
 		}
 	}

@@ -117,7 +117,7 @@
 //
 // # Precedence
 //
-// Each good answer is published with state.Store.SetUpstream: it replaces
+// Each good answer is published with state.Store.SetGameServer: it replaces
 // the store's upstream layer, which sits over [server] (fields the answer
 // lacks fall back to it) and under the feed. A feed may still run beside
 // the upstream: what it sets hides the upstream's field, whole (a patch of

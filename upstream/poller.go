@@ -41,7 +41,7 @@ type Config struct {
 	// the game port.
 	OwnGamePort bool
 	// Publish makes a mapped answer the state's upstream layer
-	// (state.Store.SetUpstream); an error leaves the state as it was.
+	// (state.Store.SetGameServer); an error leaves the state as it was.
 	Publish func(doc map[string]any) error
 	// Rest is the server's rest ([sleep], package sleep): while its game
 	// server is stopped on purpose the poller neither polls nor is stale,

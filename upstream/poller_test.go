@@ -122,7 +122,7 @@ func startPoller(t *testing.T, protocol module.Poller, staleAfter time.Duration,
 	p, err := New(Config{
 		Protocol: protocol, Address: upAddr, Interval: 50 * time.Millisecond, Timeout: 100 * time.Millisecond,
 		StaleAfter: staleAfter, Registry: reg, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Publish: func(doc map[string]any) error { _, err := store.SetUpstream(doc); return err },
+		Publish: func(doc map[string]any) error { _, err := store.SetGameServer(doc); return err },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -27,11 +27,11 @@ func TestXDPPacketRateIsQuake3s(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name          string
-		rate          float64 // [quake3] packet_rate as the module builds it (-1: off)
+		rate          float64 // [quake3] packet_rate (0: off)
 		burst         int
 		wantCost, tau uint64
 	}{
-		{"quake3 off", -1, 0, 0, 0},
+		{"quake3 off", 0, 0, 0, 0},
 		{"quake3 1/s, burst 10", 1, 10, second, 10 * second},
 		{"quake3 4/s, burst 3", 4, 3, second / 4, 3 * second / 4},
 	} {

@@ -65,9 +65,9 @@ func testProtocols(issuer *challenge.Issuer) []module.Protocol {
 	return []module.Protocol{
 		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, issuer, nil),
 		gamespy4.NewHandler(gamespy4.Config{GameType: gamespy4.DefaultGameType, GameID: gamespy4.DefaultGameID}, issuer),
-		quake3.NewHandler(quake3.Config{}, 0, 0),
+		quake3.NewHandler(quake3.Config{}, quake3.DefaultPacketRate, 0),
 		sqp.NewHandler(sqp.Config{GameType: "test"}, issuer),
-		bedrock.NewHandler(testBedrock, 0, 0),                            // the default packet rate: 2/s after 10
+		bedrock.NewHandler(testBedrock, bedrock.DefaultPacketRate, 0),    // the default packet rate: 2/s after 10
 		sagl.NewHandler(sagl.Config{Players: sagl.PlayersCount}, issuer), // the count only: a veth grows a frame by ~210 B at most
 	}
 }

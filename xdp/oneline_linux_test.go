@@ -57,7 +57,7 @@ static __always_inline int echo_handle(struct query *q, const int v6)
 PROTOCOL(echo, ECHO_SLOTS)
 `
 
-// echoProto is the test protocol's module: its socket path (Claims, Serve)
+// echoProto is the test protocol's module: its socket path (Claims, Answer)
 // and its fast path (FastReplies, PacketLimit), and nothing else.
 type echoProto struct{}
 
@@ -67,7 +67,7 @@ func (echoProto) Name() string                { return "echo" }
 func (echoProto) Claims(p []byte) bool        { return string(p) == "QDECHO" }
 func (echoProto) Update(*state.Snapshot)      {}
 func (echoProto) PacketLimit() (float64, int) { return 1, 3 }
-func (echoProto) Serve(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+func (echoProto) Answer(req []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, echoReply), dgram.AnsweredOpen
 }
 func (echoProto) FastReplies(_ time.Time, put func(module.FastReply)) {

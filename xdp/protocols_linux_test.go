@@ -193,7 +193,7 @@ func TestXDPBedrockBudgets(t *testing.T) {
 	protos := append([]module.Protocol(nil), *fx.main().protos.Load()...)
 	for i, p := range protos {
 		if p.Name() == "bedrock" {
-			protos[i] = bedrock.NewHandler(testBedrock, -1, 0)
+			protos[i] = bedrock.NewHandler(testBedrock, 0, 0)
 			protos[i].Update(fx.snap)
 		}
 	}

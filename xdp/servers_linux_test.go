@@ -79,7 +79,7 @@ func newHostServerAt(t *testing.T, n *testNet, issuer *challenge.Issuer, name st
 	}
 	h.protos = []module.Protocol{
 		a2s.NewHandler(a2s.Config{AppID: a2s.DefaultAppID, Protocol: a2s.DefaultProtocol, InfoChallenge: true}, issuer, nil),
-		quake3.NewHandler(quake3.Config{}, 0, 0),
+		quake3.NewHandler(quake3.Config{}, quake3.DefaultPacketRate, 0),
 	}
 	hs := make([]responder.Handler, len(h.protos))
 	for i, p := range h.protos {

@@ -198,16 +198,6 @@ func (s *Server) Kill() {
 	<-done
 }
 
-// Log is what the SDK server wrote so far.
-func (s *Server) Log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.log == nil {
-		return ""
-	}
-	return s.log.String()
-}
-
 // Call sends one REST SDK request as a game would, and fails the test
 // unless it is answered 200. Examples: PUT /metadata/annotation
 // {"key":"map","value":"de_dust2"}; POST /v1beta1/lists/players:addValue

@@ -53,8 +53,8 @@ func (h *fixedHandler) Name() string { return "fixed" }
 // Claims claims every datagram.
 func (h *fixedHandler) Claims([]byte) bool { return true }
 
-// Serve appends the fixed reply.
-func (h *fixedHandler) Serve(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
+// Answer appends the fixed reply.
+func (h *fixedHandler) Answer(_ []byte, _ netip.AddrPort, _ []byte, out [][]byte) ([][]byte, dgram.Outcome) {
 	return append(out, h.reply...), dgram.Answered
 }
 
@@ -101,7 +101,8 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f serverFlags
 	f.register(fs, 0, "sockets (batch) or goroutines (portable); 0: one per CPU")
-	socket := fs.String("socket", "", "socket layer: batch or portable (default: responder's default)")
+	var socket responder.SocketLayer
+	fs.TextVar(&socket, "socket", responder.SocketAuto, "socket layer: batch, uring or portable (default: responder's default)")
 	gso := fs.Bool("gso", true, "send a multi-datagram answer as one UDP GSO send (batch layer, when the kernel has it), as queryd does")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -113,7 +114,7 @@ func cmdFixed(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := responder.NewSockets(responder.SocketConfig{
 		Listen:     []netip.AddrPort{ap},
-		Socket:     *socket,
+		Socket:     socket,
 		Workers:    f.workers,
 		RecvBuffer: f.rcvbuf,
 		DisableGSO: !*gso,

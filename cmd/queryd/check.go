@@ -115,8 +115,8 @@ func checkNames(c *config.Config, errs config.Errors, warnings []string) (config
 // does at start, and returns its error: a *config.Error when an address it
 // resolves to loops back to queryd (an IP address is checked by Load).
 func checkRelayName(c *config.Config) error {
-	host, _, err := net.SplitHostPort(c.Relay.Upstream)
-	if c.Relay.Upstream == "" || err != nil {
+	host, _, err := net.SplitHostPort(c.Relay.GameServer)
+	if c.Relay.GameServer == "" || err != nil {
 		return nil
 	}
 	if _, err := netip.ParseAddr(host); err == nil {
@@ -124,7 +124,7 @@ func checkRelayName(c *config.Config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = c.RelayUpstream(ctx)
+	_, err = c.RelayGameServer(ctx)
 	return err
 }
 

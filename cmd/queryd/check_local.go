@@ -77,7 +77,7 @@ func checkServerLocal(c *config.Config, known config.Errors) (l localFindings, r
 // uringWarnings warns when c asks for the uring socket layer and probe
 // says this host cannot run it: the daemon would serve on the batch layer.
 func uringWarnings(c *config.Config, probe func() error) []string {
-	if c.Listen.Socket != config.SocketUring {
+	if c.Listen.Socket != responder.SocketUring {
 		return nil
 	}
 	if err := probe(); err != nil {

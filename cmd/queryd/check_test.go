@@ -179,8 +179,8 @@ func TestCheckBesideRunningDaemon(t *testing.T) {
 func TestCheckURingWarning(t *testing.T) {
 	refused := func() error { return errors.New("operation not permitted") }
 	fine := func() error { return nil }
-	uring := &config.Config{Listen: config.Listen{Socket: config.SocketUring}}
-	batch := &config.Config{Listen: config.Listen{Socket: config.SocketBatch}}
+	uring := &config.Config{Listen: config.Listen{Socket: responder.SocketUring}}
+	batch := &config.Config{Listen: config.Listen{Socket: responder.SocketBatch}}
 	if w := uringWarnings(uring, refused); len(w) != 1 || !strings.Contains(w[0], `listen.socket: "uring" cannot run here (operation not permitted): the batch layer would serve`) {
 		t.Errorf("refused: %q", w)
 	}

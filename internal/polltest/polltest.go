@@ -16,7 +16,7 @@ func Valid(t testing.TB, doc map[string]any) *state.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetUpstream(doc); err != nil {
+	if _, err := s.SetGameServer(doc); err != nil {
 		t.Fatalf("not a valid state document: %v\n%v", err, doc)
 	}
 	return s.Snapshot()

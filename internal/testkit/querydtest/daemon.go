@@ -254,9 +254,6 @@ func (d *Daemon) Exited() bool {
 	}
 }
 
-// Done is closed when the daemon process ends.
-func (d *Daemon) Done() <-chan struct{} { return d.exited }
-
 // Signal sends sig to the daemon.
 func (d *Daemon) Signal(t testing.TB, sig os.Signal) {
 	t.Helper()
@@ -338,17 +335,6 @@ func (d *Daemon) Replace(t testing.TB, doc any) uint64 {
 	v, err := d.Feed(t).Replace(doc)
 	if err != nil {
 		t.Fatalf("feed replace: %v", err)
-	}
-	return v
-}
-
-// Patch feeds a merge patch on a fresh connection and returns the new
-// version.
-func (d *Daemon) Patch(t testing.TB, patch any) uint64 {
-	t.Helper()
-	v, err := d.Feed(t).Patch(patch)
-	if err != nil {
-		t.Fatalf("feed patch: %v", err)
 	}
 	return v
 }
