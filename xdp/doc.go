@@ -420,8 +420,8 @@
 // Adding a protocol to the fast path is its header and its line
 // (TestXDPOneLine builds the program with one more and runs it); the
 // program's tables hold MAX_PROTOS (8) rows and MAX_SLOTS (64) replies.
-// CheckFastPath tells whether the program answers a module's fast
-// replies (SetProtocols logs what it does not).
+// SetProtocols logs the fast replies of a module the program does not
+// answer.
 //
 // The other headers hold one concern each, and none calls back into
 // queryd.c: consts.h and structs.h (the constants and map values Go

@@ -129,9 +129,6 @@ func (l *programList) row(name string) (int, bool) {
 	return i, ok
 }
 
-// label is row i's protocol name (its metrics label).
-func (l *programList) label(i int) string { return l.rows[i].name }
-
 // slot is the program's reply slot for a reply of protocol row i.
 func (l *programList) slot(i int, r module.FastReply) (uint32, error) {
 	row := &l.rows[i]
@@ -173,15 +170,3 @@ var embedded = sync.OnceValues(func() (*programList, error) {
 	}
 	return readList(spec)
 })
-
-// CheckFastPath reports whether the XDP program answers protocol p's fast
-// queries (module.FastPath): the program has a handler for p's Name, and a
-// slot for each reply p's FastReplies hands over now. It is nil for a
-// protocol without the capability.
-func CheckFastPath(p module.Protocol) error {
-	l, err := embedded()
-	if err != nil {
-		return fmt.Errorf("the XDP program: %w", err)
-	}
-	return l.check(p)
-}

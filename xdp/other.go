@@ -81,6 +81,3 @@ func AttachEcho(string, bool) (*Echo, error) { return nil, ErrUnsupported }
 
 // Close does nothing outside Linux.
 func (*Echo) Close() error { return nil }
-
-// CheckFastPath reports nothing outside Linux: there is no program.
-func CheckFastPath(module.Protocol) error { return nil }
