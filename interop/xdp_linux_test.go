@@ -83,10 +83,15 @@ func TestXDPClients(t *testing.T) {
 		d.Replace(t, doc)
 		r.wait(probe, t, mark)
 		before := xdpCounts(t, d, r.proto)
+		ran := false // a client ran: one not here (sqpprobe without ../shared) skips
 		for _, c := range r.checks {
-			t.Run(r.name+"/"+c.name, func(t *testing.T) { clientCheck(t, c.name, "xdp"); c.run(t, d, n, r.proto, r.strict) })
+			t.Run(r.name+"/"+c.name, func(t *testing.T) {
+				defer func() { ran = ran || !t.Skipped() }()
+				clientCheck(t, c.name, "xdp")
+				c.run(t, d, n, r.proto, r.strict)
+			})
 		}
-		if got := xdpCounts(t, d, r.proto).sub(before); got.answered == 0 {
+		if got := xdpCounts(t, d, r.proto).sub(before); ran && got.answered == 0 {
 			t.Errorf("%s: the program answered none of the clients' %s queries", r.name, r.proto)
 		}
 	}
