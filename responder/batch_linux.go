@@ -50,6 +50,14 @@ type batchListener struct {
 
 func listenBatch(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
 	l := &batchListener{v6: ap.Addr().Is6() && !ap.Addr().Is4In6()}
+	if ap.Port() == 0 {
+		portZero.Lock()
+		defer portZero.Unlock()
+		var err error
+		if ap, err = freePort(ap, l.v6); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < cfg.Workers; i++ {
 		fd, err := openBatchSocket(ap, l.v6, cfg.RecvBuffer)
 		if err != nil {
@@ -57,12 +65,6 @@ func listenBatch(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
 			return nil, err
 		}
 		l.fds = append(l.fds, fd)
-		if i == 0 {
-			if ap, err = boundAddr(fd); err != nil { // port 0: the others join the chosen port
-				l.close()
-				return nil, err
-			}
-		}
 	}
 	l.addr = ap
 	l.gso.Store(!cfg.DisableGSO && gsoSupported(l.fds[0]))
@@ -96,13 +98,7 @@ func openBatchSocket(ap netip.AddrPort, v6 bool, rcvbuf int) (int, error) {
 			return -1, fmt.Errorf("SO_RCVBUF: %w", err)
 		}
 	}
-	var sa unix.Sockaddr
-	if v6 {
-		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
-	} else {
-		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().Unmap().As4()}
-	}
-	if err := unix.Bind(fd, sa); err != nil {
+	if err := unix.Bind(fd, sockaddr(ap, v6)); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("bind: %w", err)
 	}
