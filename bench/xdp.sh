@@ -11,11 +11,20 @@
 #
 #   bench/xdp.sh                       # RUNS=5 DURATION=10s, both loads, ~7 minutes
 #   RUNS=3 DURATION=5s LOADS=spoof bench/xdp.sh
+#   RUNS=3 DURATION=5s LOADS="token spoof spoof6" PATHS="xdp echo" bench/xdp.sh
 #   HOST=50 SPREAD=50 LOADS=token bench/xdp.sh   # host mode: 50 servers
+#
+# Loads: token (A2S_INFO with valid tokens from 16 addresses), spoof
+# (token-less A2S_INFO from 4,096 random spoofed IPv4 sources: challenges),
+# spoof6 (the same from SPOOFED distinct spoofed IPv6 sources, a /64 each,
+# default 1,048,576, each sent once a round: every frame is from a source
+# no per-source table of fewer entries holds, as in a real spoofed flood;
+# fd00:5164:7864::/64 on the veth, fd00:5165::/32 routed over it, only
+# inside the namespaces; queryd also listens on [::] for it).
 #
 # Paths: socket (queryd, [xdp] off), xdp (queryd, the fast path on the
 # server's veth), echo (no queryd: bench/xdpecho's bare XDP_TX echo, which
-# sends each request back with its addresses swapped; spoof load only, the
+# sends each request back with its addresses swapped; spoof loads only, the
 # token load needs queryd's tokens). The echo is the ceiling of what any
 # XDP program can answer on this veth and generator: the fast path's
 # challenge path is compared with it. echo-state: the same echo, which
@@ -23,7 +32,7 @@
 # (xdpecho -per-source): the least any program with per-source budgets and
 # counts does per frame; what is left between the fast path and it is the
 # program's own work. BASE=REV adds a path "base": queryd
-# built from git revision REV with the fast path on (spoof load only), to
+# built from git revision REV with the fast path on (spoof loads only), to
 # measure what the program's later checks cost. With bpf statistics on
 # (kernel.bpf_stats_enabled, for the run only; every arm pays the same two
 # clock reads per frame) each line also gives the XDP program's own
@@ -55,6 +64,7 @@ PATHS=${PATHS:-"socket xdp echo echo-state base socket-spread xdp-spread"}
 RATE=${RATE:-0}
 WORKERS=${WORKERS:-}
 SOCKET=${SOCKET:-}
+SPOOFED=${SPOOFED:-1048576}
 
 [ "$(id -u)" = 0 ] || { echo "bench/xdp.sh: needs root (network namespaces, XDP)"; exit 1; }
 [ "$RUNS" -ge 1 ] && [ "$RUNS" -le 20 ] || { echo "RUNS must be 1 to 20"; exit 1; }
@@ -62,6 +72,7 @@ secs=${DURATION%s}
 [ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "DURATION must be 1s to 60s"; exit 1; }
 [ "$HOST" -ge 0 ] && [ "$HOST" -le 256 ] || { echo "HOST must be 0 to 256 servers"; exit 1; }
 [ "$SPREAD" -ge 0 ] && [ "$SPREAD" -le "$HOST" ] || { echo "SPREAD must be 0 to HOST"; exit 1; }
+[ "$SPOOFED" -ge 1 ] && [ "$SPOOFED" -le 4194304 ] || { echo "SPOOFED must be 1 to 4194304 sources"; exit 1; }
 [ "$RATE" -ge 0 ] && [ "$RATE" -le 10000000 ] || { echo "RATE must be 0 (unpaced) to 10000000 frames/s"; exit 1; }
 [ -z "$WORKERS" ] || { [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 64 ]; } || { echo "WORKERS must be 1 to 64"; exit 1; }
 workers_line=""
@@ -108,6 +119,14 @@ ip -n "$cli" link set "$cif" up
 # Answers to the token clients and to the spoofed sources go back over the veth.
 ip -n "$srv" route add 198.18.1.0/24 via 198.18.0.2
 ip -n "$srv" route add 198.18.128.0/17 via 198.18.0.2
+# spoof6: the IPv6 link and the spoofed sources' /32 routed over it.
+ip -n "$srv" addr add fd00:5164:7864::1/64 dev "$sif" nodad
+ip -n "$cli" addr add fd00:5164:7864::2/64 dev "$cif" nodad
+ip -n "$srv" -6 route add fd00:5165::/32 via fd00:5164:7864::2
+# The answers to them end on the client side in a blackhole (no ICMPv6
+# unreachable per answer, which cost the client kernel a route lookup, a
+# peer entry per source and an ICMP error, in every arm alike).
+ip -n "$cli" -6 route add blackhole fd00:5165::/32
 smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
 # server_tables PORT SOCKET NAME: one server's tables (per-IP budget 1 GiB/s,
@@ -115,7 +134,7 @@ smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut 
 server_tables() {
 	cat <<EOF
 [listen]
-udp = ["0.0.0.0:$1"]
+udp = ["0.0.0.0:$1"${listen6:+, \"[::]:$1\"}]
 recv_buffer = "4MiB"
 $workers_line
 
@@ -232,18 +251,21 @@ stop_queryd() {
 
 echo "bench/xdp.sh: RUNS=$RUNS DURATION=$DURATION LOADS=\"$LOADS\" RATE=$RATE WORKERS=${WORKERS:-default} MODE=$MODE, $(nproc) CPUs, $(uname -r)" >&2
 results="$work/results"
+listen6=""
 for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
+		listen6=""
+		[ "$load" = spoof6 ] && listen6=1
 		for path in socket xdp echo echo-state base socket-spread xdp-spread; do
 			[[ " $PATHS " == *" $path "* ]] || continue
-			[[ $path == echo* ]] && [ "$load" != spoof ] && continue
-			[ "$path" = base ] && { [ -z "$BASE" ] || [ "$load" != spoof ]; } && continue
+			[[ $path == echo* ]] && [[ $load != spoof* ]] && continue
+			[ "$path" = base ] && { [ -z "$BASE" ] || [[ $load != spoof* ]]; } && continue
 			[[ $path == *-spread ]] && { [ "$SPREAD" -eq 0 ] || [ "$load" != token ]; } && continue
 			ports=1
 			[[ $path == *-spread ]] && ports=$SPREAD
 			start_queryd "$path"
 			read -r t0 c0 < <(prog_ns "$qpid")
-			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" -ports "$ports" \
+			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" -ports "$ports" -spoofed "$SPOOFED" \
 				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -rate "$RATE" -pid "$qpid")
 			read -r t1 c1 < <(prog_ns "$qpid")
 			stop_queryd

@@ -66,7 +66,7 @@
 //	           neighbour is not resolved yet
 //
 // On a host that does not forward, the route back found for an IPv4
-// source (from the mirrored main table) is remembered in its budget entry
+// source with a budget entry (from the mirrored main table) is remembered in it
 // until the next netlink dump (at once on a change netlink announces, at
 // least once a second), so a source that asks again skips that lookup;
 // IPv6 sources, whose entries are per /64, are looked up every time.
@@ -140,12 +140,13 @@
 // the wall clock moves it. The current and the previous epoch are valid;
 // the token is never 0 nor -1. An IPv4 source's token of the current
 // epoch is kept in its budget entry (below), one 64-bit word with the
-// epoch, so that a source asking again costs no SipHash.
+// epoch, so that a source asking again with its token costs no SipHash.
 //
 // The budgets are the responder's, with its defaults and semantics, kept in
 // the program: the per-IP byte budget ([limits] per_ip_rate, per_ip_burst)
 // in an LRU hash of [limits] tracked_ips sources keyed by IPv4 address or
-// IPv6 /64, for every reply; the global unproven budget ([limits]
+// IPv6 /64, for every reply larger than its request (and [host]'s, the
+// same way); the global unproven budget ([limits]
 // unproven_rate, unproven_burst) for replies larger than their request to
 // sources without a valid token (A2S_INFO with info_challenge off, Quake 3,
 // the Bedrock pong),
@@ -231,16 +232,24 @@
 // and pktrate (LRU hashes; pktrate keyed by source and protocol row, for
 // the protocols with a per-source packet rate), unproven (per CPU),
 // stats_map (per-CPU counters, by server and protocol row), and the per-source counts of the status page's
-// busiest sources (IPv4 address or IPv6 /64, by outcome). A frame costs one
-// per-source lookup: perip's entry (struct peer) holds the source's byte
+// busiest sources (IPv4 address or IPv6 /64, by outcome). A reply no
+// larger than its request (A2S's, SAGL's and SQP's challenges) gives a
+// spoofed request nothing to reflect: the program sends it with no
+// per-source state, no budget entry looked up or made (issue 43: under a
+// spoofed flood from more sources than perip holds, every frame was an LRU
+// insert, evicting), and counts it in seen_map, a slot per CPU and hash of
+// the source (1,024 each, a later source of the slot's hash takes it over).
+// An answer that amplifies, and a token to check, cost one per-source
+// lookup: perip's entry (struct peer) holds the source's byte
 // budget, its route back, its token and its counts, in two halves, one per
 // drain period (drain_map): the program counts into half gen & 1, and the
 // drain (once a second, at most every 250 ms, only when the program set
 // drain_map's dirty flag) starts the next period and reads the ended half of
-// every entry, which no CPU writes any more. A source dropped before it has
-// a budget entry (stale, denied, over a packet rate) is counted in sources,
+// every entry, which no CPU writes any more, and seen_map's slots of the
+// ended period. A source dropped before any budget entry is looked up
+// (stale, denied, over a packet rate) is counted in sources,
 // an LRU hash of 4,096 sources of any server, which the drain empties.
-// Both go into each server's status page's busiest sources, beside the
+// All go into each server's status page's busiest sources, beside the
 // socket path's table. A reload ([limits], the
 // protocol sections) re-publishes the maps without re-attaching; [xdp]
 // itself and [limits] tracked_ips need a restart.

@@ -57,7 +57,7 @@ func (p *Pass) UDP() (uint64, error) {
 func (p *Pass) Close() error { return errors.Join(p.l.Close(), p.objs.Close()) }
 
 // Echo is the benchmark's baseline program (bpf/test.c queryd_echo): it
-// sends every IPv4 UDP datagram to port 27015 back with XDP_TX, addresses
+// sends every IPv4 or IPv6 UDP datagram to port 27015 back with XDP_TX, addresses
 // and ports swapped, doing nothing else; or, per source, also adding one
 // to the source's slot of a table of 65,536 cache lines
 // (queryd_echo_state: the per-source state every program with budgets

@@ -223,6 +223,13 @@ const (
 	querydReplyFlagsREPLY_OPEN querydReplyFlags = 1
 )
 
+type querydSeen struct {
+	_   structs.HostLayout
+	Key querydSrckey
+	Gen uint32
+	N   [6]uint32
+}
+
 type querydServerLimit uint32
 
 const (
@@ -280,6 +287,7 @@ const (
 	querydMapReplies         = "replies"
 	querydMapRepliesEmpty    = "replies_empty"
 	querydMapRoutes          = "routes"
+	querydMapSeenMap         = "seen_map"
 	querydMapSources         = "sources"
 	querydMapStatsMap        = "stats_map"
 	querydMapUnproven        = "unproven"
@@ -358,6 +366,7 @@ type querydMapSpecs struct {
 	Replies         *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty    *ebpf.MapSpec `ebpf:"replies_empty"`
 	Routes          *ebpf.MapSpec `ebpf:"routes"`
+	SeenMap         *ebpf.MapSpec `ebpf:"seen_map"`
 	Sources         *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap        *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven        *ebpf.MapSpec `ebpf:"unproven"`
@@ -410,6 +419,7 @@ type querydMaps struct {
 	Replies         *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty    *ebpf.Map `ebpf:"replies_empty"`
 	Routes          *ebpf.Map `ebpf:"routes"`
+	SeenMap         *ebpf.Map `ebpf:"seen_map"`
 	Sources         *ebpf.Map `ebpf:"sources"`
 	StatsMap        *ebpf.Map `ebpf:"stats_map"`
 	Unproven        *ebpf.Map `ebpf:"unproven"`
@@ -437,6 +447,7 @@ func (m *querydMaps) Close() error {
 		m.Replies,
 		m.RepliesEmpty,
 		m.Routes,
+		m.SeenMap,
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,

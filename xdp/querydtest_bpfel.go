@@ -127,6 +127,13 @@ type querydtestReply struct {
 	Data  [1472]uint8
 }
 
+type querydtestSeen struct {
+	_   structs.HostLayout
+	Key querydtestSrckey
+	Gen uint32
+	N   [6]uint32
+}
+
 type querydtestSourceCount struct {
 	_ structs.HostLayout
 	N [6]uint64
@@ -173,6 +180,7 @@ const (
 	querydtestMapReplies          = "replies"
 	querydtestMapRepliesEmpty     = "replies_empty"
 	querydtestMapRoutes           = "routes"
+	querydtestMapSeenMap          = "seen_map"
 	querydtestMapSources          = "sources"
 	querydtestMapStatsMap         = "stats_map"
 	querydtestMapUnproven         = "unproven"
@@ -251,6 +259,7 @@ type querydtestMapSpecs struct {
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
 	Routes       *ebpf.MapSpec `ebpf:"routes"`
+	SeenMap      *ebpf.MapSpec `ebpf:"seen_map"`
 	Sources      *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
@@ -297,6 +306,7 @@ type querydtestMaps struct {
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
 	Routes       *ebpf.Map `ebpf:"routes"`
+	SeenMap      *ebpf.Map `ebpf:"seen_map"`
 	Sources      *ebpf.Map `ebpf:"sources"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
@@ -319,6 +329,7 @@ func (m *querydtestMaps) Close() error {
 		m.Replies,
 		m.RepliesEmpty,
 		m.Routes,
+		m.SeenMap,
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,

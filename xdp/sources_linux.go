@@ -14,13 +14,17 @@ import (
 )
 
 // The program counts the requests it answers or drops per source (IPv4
-// address or IPv6 /64, as the budgets see it): in the source's budget
-// entry (perip, struct peer) once it has one, which costs the frame no
-// lookup of its own, and else (dropped before a reply: stale, denied, over
+// address or IPv6 /64, as the budgets see it): a request answered with a
+// reply no larger than itself (a challenge) in the seen table, a slot per
+// CPU and hash of the source (NSEEN, 1,024, each; the program looks no
+// budget entry up for it and makes none); one whose answer amplifies, in
+// the source's budget entry (perip, struct peer), which it looked up for
+// the budget anyway; and else (dropped before a reply: stale, denied, over
 // a packet rate) in the sources map, an LRU hash of MAX_SOURCES (4,096)
 // entries. Under a flood from more sources than the maps hold within a
-// second the least recent are forgotten, as the socket path's table
-// forgets its least counted. DrainSources reads and empties both.
+// second the least recent are forgotten (in the seen table: a slot goes to
+// the latest source of its hash), as the socket path's table forgets its
+// least counted. DrainSources reads and empties them.
 
 // peerBatch is how many budget entries one batch lookup reads.
 const peerBatch = 1024
@@ -36,6 +40,7 @@ type sourceBuf struct {
 	vals  []querydSourceCount
 	pkeys []querydSrckey
 	pvals []querydPeer
+	seen  []querydSeen  // one slot of the seen table, every CPU's
 	last  time.Time     // when the budget entries were last read
 	every time.Duration // peerDrainEvery (tests: 0)
 }
@@ -133,6 +138,7 @@ func (f *FastPath) drainPeers() {
 		b.pkeys = make([]querydSrckey, peerBatch)
 		b.pvals = make([]querydPeer, peerBatch)
 	}
+	f.drainSeen(ended)
 	h := ended & 1
 	var cursor ebpf.MapBatchCursor
 	for {
@@ -148,6 +154,45 @@ func (f *FastPath) drainPeers() {
 			}
 			return
 		}
+	}
+}
+
+// drainSeen moves the seen table's counts of period ended, every CPU's
+// slots of one source summed, to the pending lists. The program counts
+// the next period from 0 in the same slots: nothing to empty.
+func (f *FastPath) drainSeen(ended uint32) {
+	b := &f.drained
+	m := f.maps.SeenMap
+	n := int(m.MaxEntries())
+	if b.seen == nil {
+		b.seen = make([]querydSeen, f.ncpu)
+	}
+	sums := make(map[querydSrckey]*[len(querydSeen{}.N)]uint64)
+	var order []querydSrckey
+	for i := range n {
+		per := b.seen
+		if err := m.Lookup(uint32(i), per); err != nil {
+			f.log.Debug("XDP: draining the seen table", "err", err)
+			return
+		}
+		for c := range per {
+			e := &per[c]
+			if e.Gen != ended {
+				continue
+			}
+			sum := sums[e.Key]
+			if sum == nil {
+				sum = new([len(querydSeen{}.N)]uint64)
+				sums[e.Key] = sum
+				order = append(order, e.Key)
+			}
+			for o, v := range e.N {
+				sum[o] += uint64(v)
+			}
+		}
+	}
+	for _, k := range order {
+		f.addPending(k, sourceCountOf(k.Ip, sums[k][:]))
 	}
 }
 

@@ -1,5 +1,5 @@
 // Command xdpecho attaches the benchmark's bare XDP_TX echo (xdp.Echo:
-// every IPv4 UDP datagram to port 27015 sent back, addresses swapped) to
+// every IPv4 or IPv6 UDP datagram to port 27015 sent back, addresses swapped) to
 // one interface until SIGTERM or SIGINT: bench/xdp.sh's baseline arms, run
 // inside the benchmark's network namespace. With -per-source, the echo
 // also adds one to the source's slot of a table of 65,536 cache lines

@@ -29,6 +29,15 @@ import (
 // between two network namespaces it makes.
 var floodNet = netip.MustParsePrefix("198.18.0.0/15")
 
+// floodNet6 is the IPv6 range of -mode spoof6: unique local addresses
+// that bench/xdp.sh puts on the same veth pair (fd00:5164:7864::/64, the
+// target's) and routes (fd00:5165::/32, the spoofed sources': a /64 each,
+// room for millions, where 198.18.0.0/15 has 131,072 addresses).
+var floodNet6 = netip.MustParsePrefix("fd00:5164::/31")
+
+// spoof6Net is where -mode spoof6's sources are, a /64 each.
+var spoof6Net = netip.MustParsePrefix("fd00:5165::/32")
+
 // cmdFlood runs the raw-frame A2S_INFO generator of bench/xdp.sh: frames
 // written with sendmmsg on an AF_PACKET socket (no qdisc), open loop, from
 // inside a network namespace; answers are counted by the XDP pass program
@@ -39,7 +48,9 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 	iface := fs.String("iface", "", "interface to send on (the client's end of the veth pair)")
 	dstMAC := fs.String("dst-mac", "", "the server interface's MAC address")
 	target := fs.String("target", "198.18.0.1:27015", "server address (in 198.18.0.0/15)")
-	mode := fs.String("mode", "token", "token: A2S_INFO with valid tokens from -sources addresses on -iface; spoof: without a token, from random spoofed sources")
+	mode := fs.String("mode", "token", "token: A2S_INFO with valid tokens from -sources addresses on -iface; spoof: without a token, from 4,096 random spoofed sources; spoof6: without a token, to -target6 from -spoofed IPv6 sources, a /64 each")
+	target6 := fs.String("target6", "[fd00:5164:7864::1]:27015", "spoof6 mode: the server's IPv6 address (in "+floodNet6.String()+")")
+	spoofed := fs.Int("spoofed", 1<<20, "spoof6 mode: distinct sources (at most 4,194,304), each sent once a round")
 	sources := fs.String("sources", "198.18.1.1-16", "token mode: the client addresses (already on -iface) as FIRST-LASTBYTE")
 	ports := fs.Int("ports", 1, "token mode: servers on consecutive ports from -target's (host mode); each address's source ports are spread over them")
 	duration := fs.Duration("duration", 10*time.Second, "measured time (at most 2 minutes)")
@@ -50,7 +61,7 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, mode: *mode, sources: *sources,
+	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, target6: *target6, spoofed: *spoofed, mode: *mode, sources: *sources,
 		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports, rate: *rate})
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd-bench flood:", err)
@@ -62,6 +73,8 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 
 type floodOpts struct {
 	iface, dstMAC, target, mode, sources string
+	target6                              string // spoof6 mode's server
+	spoofed                              int    // spoof6 mode's sources
 	duration, warmup                     time.Duration
 	threads, pid, ports                  int
 	rate                                 int // frames/s in all; 0: unpaced
@@ -104,6 +117,8 @@ func flood(o floodOpts) (string, error) {
 		frames, err = tokenFrames(ifc.HardwareAddr, dmac, dst, o.ports, o.sources)
 	case "spoof":
 		frames = spoofFrames(ifc.HardwareAddr, dmac, dst)
+	case "spoof6":
+		frames, err = spoof6Frames(ifc.HardwareAddr, dmac, o.target6, o.spoofed)
 	default:
 		err = fmt.Errorf("-mode token or spoof, got %q", o.mode)
 	}
@@ -280,6 +295,66 @@ func spoofFrames(smac, dmac net.HardwareAddr, dst netip.AddrPort) [][]byte {
 		frames[i] = udpFrame(smac, dmac, netip.AddrPortFrom(a, uint16(1024+rng.IntN(60000))), dst, req)
 	}
 	return frames
+}
+
+// spoof6Frames builds n token-less A2S_INFO frames to target from n
+// distinct IPv6 sources in spoof6Net, a /64 each (the budgets' and the
+// counts' unit), in one allocation: every frame of a round misses any
+// per-source table smaller than n.
+func spoof6Frames(smac, dmac net.HardwareAddr, target string, n int) ([][]byte, error) {
+	dst, err := netip.ParseAddrPort(target)
+	if err != nil || !dst.Addr().Is6() || !floodNet6.Contains(dst.Addr()) {
+		return nil, fmt.Errorf("-target6 must be in %s, got %q", floodNet6, target)
+	}
+	if n < 1 || n > 1<<22 {
+		return nil, fmt.Errorf("-spoofed %d: want 1 to 4,194,304", n)
+	}
+	req := []byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00")
+	size := 14 + 40 + 8 + len(req)
+	slab := make([]byte, n*size)
+	frames := make([][]byte, n)
+	base := spoof6Net.Addr().As16()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range frames {
+		a := base
+		binary.BigEndian.PutUint32(a[4:8], uint32(i)) // the /64: fd00:5165:HHHH:LLLL::
+		a[15] = 1
+		src := netip.AddrPortFrom(netip.AddrFrom16(a), uint16(1024+rng.IntN(60000)))
+		frames[i] = slab[i*size : (i+1)*size : (i+1)*size]
+		udpFrame6(frames[i], smac, dmac, src, dst, req)
+	}
+	rng.Shuffle(n, func(i, j int) { frames[i], frames[j] = frames[j], frames[i] })
+	return frames, nil
+}
+
+// udpFrame6 writes an Ethernet + IPv6 + UDP frame with its checksum into
+// b (exactly its size).
+func udpFrame6(b []byte, smac, dmac net.HardwareAddr, src, dst netip.AddrPort, payload []byte) {
+	copy(b[0:6], dmac)
+	copy(b[6:12], smac)
+	binary.BigEndian.PutUint16(b[12:], 0x86DD)
+	ip := b[14:54]
+	binary.BigEndian.PutUint32(ip[0:], 0x60000000)
+	ulen := uint16(8 + len(payload))
+	binary.BigEndian.PutUint16(ip[4:], ulen)
+	ip[6], ip[7] = 17, 64
+	s16, d16 := src.Addr().As16(), dst.Addr().As16()
+	copy(ip[8:24], s16[:])
+	copy(ip[24:40], d16[:])
+	u := b[54:]
+	binary.BigEndian.PutUint16(u[0:], src.Port())
+	binary.BigEndian.PutUint16(u[2:], dst.Port())
+	binary.BigEndian.PutUint16(u[4:], ulen)
+	copy(u[8:], payload)
+	pseudo := uint32(17) + uint32(ulen)
+	for i := 0; i < 16; i += 2 {
+		pseudo += uint32(binary.BigEndian.Uint16(s16[i:])) + uint32(binary.BigEndian.Uint16(d16[i:]))
+	}
+	c := ^csum(u, pseudo)
+	if c == 0 {
+		c = 0xFFFF
+	}
+	binary.BigEndian.PutUint16(u[6:], c)
 }
 
 // parseSources reads "198.18.1.1-16": the addresses 198.18.1.1 to .16.

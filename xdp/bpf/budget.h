@@ -57,13 +57,14 @@ static __always_inline int host_allow(const struct config *c, const struct src *
 	return bucket_allow(&hostip, &s->key.ip, now, cost_ns(n, c->host_ns), c->host_tau);
 }
 
-// budget applies the per-IP byte budget to a reply of size bytes, then the
-// host-wide one (host_allow), and the CPU's share of the unproven budget
-// when it amplifies (responder.limiter). p is the source's entry (perip)
+// budget applies the per-IP byte budget to a reply of size bytes that
+// amplifies (larger than its request: reply.h's answer calls it for no
+// other), then the host-wide one (host_allow), and the CPU's share of the
+// unproven budget when untokened (not an answer to a valid token: responder.limiter). p is the source's entry (perip)
 // when it has one; a new source gets one, with a full bucket, and *pp is
 // set to it.
 static __always_inline int budget(const struct config *c, const struct src *s, struct peer **pp, __u64 now,
-				  __u32 size, int amplifies)
+				  __u32 size, int untokened)
 {
 	__u64 n = size < c->perip_burst ? size : c->perip_burst;
 	__u64 cost = cost_ns(n, c->perip_ns);
@@ -83,7 +84,7 @@ static __always_inline int budget(const struct config *c, const struct src *s, s
 host:
 	if (!host_allow(c, s, now, size))
 		return 0;
-	if (!amplifies)
+	if (!untokened)
 		return 1;
 	__u32 server = s->key.server;
 	__u64 *tat = bpf_map_lookup_elem(&unproven, &server);

@@ -61,5 +61,6 @@ enum reply_flags {
 #define MAX_DENY 16384 // [limits] deny prefixes of all servers
 #define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
 #define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
+#define NSEEN 1024         // slots of the seen table, per CPU (a power of 2)
 
 #define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)

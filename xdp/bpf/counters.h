@@ -55,6 +55,49 @@ static __always_inline void count_source(const struct srckey *k, struct peer *p,
 	__sync_fetch_and_add(&sc->n[out], 1);
 }
 
+// seen_slot is the seen table's slot of source k: a multiplicative hash
+// of its address and server.
+static __always_inline __u32 seen_slot(const struct srckey *k)
+{
+	__u64 a, b;
+	__builtin_memcpy(&a, &k->ip.b[0], 8);
+	__builtin_memcpy(&b, &k->ip.b[8], 8);
+	__u64 h = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ k->server) * 0xC2B2AE3D27D4EB4FULL;
+	return (__u32)(h >> 40) & (NSEEN - 1);
+}
+
+// count_seen counts a request of source k answered without per-source
+// state in this CPU's slot of the seen table for it (a slot of another
+// source, or of an ended period, starts again from 0): no lock, no
+// insert.
+static __always_inline void count_seen(const struct srckey *k, enum outcome out)
+{
+	__u32 zero = 0;
+	struct drain *d = bpf_map_lookup_elem(&drain_map, &zero);
+	if (!d)
+		return;
+	__u32 i = seen_slot(k);
+	struct seen *e = bpf_map_lookup_elem(&seen_map, &i);
+	if (!e)
+		return;
+	__u32 gen = d->gen;
+	__u64 a0, a1, b0, b1;
+	__builtin_memcpy(&a0, &e->key.ip.b[0], 8);
+	__builtin_memcpy(&a1, &e->key.ip.b[8], 8);
+	__builtin_memcpy(&b0, &k->ip.b[0], 8);
+	__builtin_memcpy(&b1, &k->ip.b[8], 8);
+	if (e->gen != gen || a0 != b0 || a1 != b1 || e->key.server != k->server) {
+		__builtin_memcpy(&e->key, k, sizeof(*k));
+		e->gen = gen;
+#pragma unroll
+		for (int j = 0; j < NOUT; j++)
+			e->n[j] = 0;
+	}
+	e->n[out]++;
+	if (!d->dirty)
+		d->dirty = 1;
+}
+
 // count counts the query's request in its protocol's row with an outcome,
 // its bytes and the sent ones, and its source. A function of its own (not
 // inlined): its parameter's type keeps enum outcome in the object's BTF
@@ -70,7 +113,10 @@ static __noinline void count(const struct query *q, enum outcome out, __u32 sent
 	st->req[proto][out]++;
 	st->in[proto] += q->r.plen;
 	st->out[proto] += sent;
-	count_source(&q->s.key, q->peer, out);
+	if (q->stateless)
+		count_seen(&q->s.key, out);
+	else
+		count_source(&q->s.key, q->peer, out);
 }
 
 // pass_to leaves a datagram to a listen address of server to the socket

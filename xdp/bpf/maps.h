@@ -146,6 +146,18 @@ struct {
 	__type(value, struct source_count);
 } sources SEC(".maps");
 
+// The seen table: per CPU, a slot per hash of the source (a later source
+// of the slot's hash takes it over), counting the requests answered without
+// per-source state (a reply no larger than its request: never a budget
+// entry, so that a spoofed flood of them costs no hash table insert).
+// Package xdp sums the CPUs' slots of the ended drain period.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NSEEN);
+	__type(key, __u32);
+	__type(value, struct seen);
+} seen_map SEC(".maps");
+
 // The drain period of the per-source counts in perip (struct drain).
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -153,3 +165,11 @@ struct {
 	__type(key, __u32);
 	__type(value, struct drain);
 } drain_map SEC(".maps");
+
+// peer_of looks the source's budget entry (perip) up and keeps it in q
+// (0 for a source without one): only an answer that amplifies needs it,
+// and a token to check (valid), for the token kept there.
+static __always_inline struct peer *peer_of(struct query *q)
+{
+	return q->peer = bpf_map_lookup_elem(&perip, &q->s.key);
+}

@@ -197,9 +197,9 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 	// read): the stale deadline, the token epochs and the budgets' GCRAs
 	// are all far coarser than a tick
 	q.now = bpf_ktime_get_coarse_ns();
-	// the source's budget entry, once for the frame: its budget, route
-	// back, token and counts (0 for a source not seen yet: budget() makes it)
-	q.peer = bpf_map_lookup_elem(&perip, &q.s.key);
+	// the source's budget entry (its budget, route back, token and
+	// counts) is looked up only when needed (peer_of): a reply no larger
+	// than its request never needs it
 	q.stale = q.now > q.c->fresh_until;
 	return dispatch(&q, proto, v6);
 }

@@ -153,8 +153,12 @@ static __always_inline int send(const struct query *q, const int v6, const struc
 	return XDP_TX;
 }
 
-// answer sends a slot's reply, or a small one, under the budgets, and
-// counts it in the query's protocol's row.
+// answer sends a slot's reply, or a small one, and counts it in the
+// query's protocol's row. A reply larger than its request (it amplifies)
+// draws on the source's budgets (budget.h; the unproven one when it is
+// not an answer to a token); one no larger gives a spoofed request nothing
+// to reflect, and is sent with no per-source state: no budget entry looked
+// up or made, counted in the seen table (count).
 static __always_inline int answer(struct query *q, const int v6, enum outcome out, const struct reply *body,
 				  const struct small *sm, const __u32 echo)
 {
@@ -162,16 +166,22 @@ static __always_inline int answer(struct query *q, const int v6, enum outcome ou
 	__u32 size = body ? body->len : sm->len;
 	if (body && sizeof(struct udphdr) + l3 + size > q->c->mtu)
 		return pass(q); // the socket path fragments it
-	struct peer *p = q->peer;
+	int amplifies = size > q->r.plen;
+	// an answer to a token follows valid(), which looked the entry up
+	struct peer *p = !amplifies ? 0 : out == OUT_ANSWERED ? q->peer : peer_of(q);
 	int mirrored = 0;
 	if (!route_cached(q, v6, p)) {
 		int why = route_back(q, v6, &mirrored);
 		if (why >= 0)
 			return pass_for(q, why);
 	}
-	int amplifies = out != OUT_ANSWERED && size > q->r.plen;
-	int ok = budget(q->c, &q->s, &p, q->now, size, amplifies);
-	q->peer = p;
+	int ok = 1;
+	if (amplifies) {
+		ok = budget(q->c, &q->s, &p, q->now, size, out != OUT_ANSWERED);
+		q->peer = p;
+	} else {
+		q->stateless = 1; // counted in the seen table
+	}
 	if (mirrored && !v6 && p) { // found through the mirror: the reply goes to the request's MAC, as next time
 		p->route_oif = q->r.ifindex;
 		p->route_gen = q->c->route_gen;
@@ -185,5 +195,3 @@ static __always_inline int answer(struct query *q, const int v6, enum outcome ou
 		count(q, out, size);
 	return act;
 }
-
-

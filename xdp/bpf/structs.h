@@ -133,6 +133,15 @@ struct source_count {
 	__u64 n[NOUT];
 };
 
+// A slot of the seen table (one array per CPU): the requests of one source
+// answered without per-source state (a reply no larger than the request)
+// in drain period gen.
+struct seen {
+	struct srckey key;
+	__u32 gen; // the drain period of n (0: never used)
+	__u32 n[NOUT];
+};
+
 // The source as the tokens and the budgets see it.
 struct src {
 	__u64 m0, m1;     // the source address as challenge.Issuer hashes it
@@ -165,7 +174,8 @@ struct query {
 	void *end; // the frame's end
 	__u64 now; // bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC at the last tick)
 	int stale; // the feed is stale: drop what would be answered
-	struct peer *peer; // the source's budget entry (perip), looked up once; 0 for a source without one yet
+	int stateless;     // answered with a reply no larger than the request: no budget entry looked up or made
+	struct peer *peer; // the source's budget entry (perip) once looked up (peer_of); 0 before, or for a source without one
 	__u32 proto;       // the protocol's row (bpf/protocols.h), set by the demux
 	__u32 slot0;       // its first reply slot: its handler's slot i is slot0 + i
 	struct req r;

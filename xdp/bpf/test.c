@@ -81,43 +81,67 @@ struct {
 	__type(value, struct echo_slot);
 } echo_slots SEC(".maps");
 
-// echo_swap sends an IPv4 UDP datagram to port 27015 back where it came
-// from (Ethernet and IP addresses and UDP ports swapped; the checksums
-// stay right: swapping leaves the sums unchanged); it returns XDP_PASS for
-// any other frame. With counted, it first adds one to the source's slot in
-// echo_slots (its address's hash).
+// echo_slot_touch adds one to the slot of the source whose address hashes
+// to h in echo_slots.
+static __always_inline void echo_slot_touch(__u64 h)
+{
+	__u32 i = (__u32)((h * 0x9E3779B97F4A7C15ULL) >> 48);
+	struct echo_slot *s = bpf_map_lookup_elem(&echo_slots, &i);
+	if (s)
+		__sync_fetch_and_add(&s->n, 1);
+}
+
+// echo_swap sends an IPv4 or IPv6 UDP datagram to port 27015 back where it
+// came from (Ethernet and IP addresses and UDP ports swapped; the
+// checksums stay right: swapping leaves the sums unchanged); it returns
+// XDP_PASS for any other frame. With counted, it first adds one to the
+// source's slot in echo_slots (its address's hash; an IPv6 source's /64).
 static __always_inline int echo_swap(struct xdp_md *ctx, const int counted)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	struct iphdr *ip = (void *)(eth + 1);
-	struct udphdr *udp = (void *)(ip + 1);
-	if ((void *)(udp + 1) > end)
+	if ((void *)(eth + 1) > end)
 		return XDP_PASS;
-	if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
-	    udp->dest != bpf_htons(27015))
-		return XDP_PASS;
-	if (counted) {
-		__u32 i = (__u32)(((__u64)ip->saddr * 0x9E3779B97F4A7C15ULL) >> 48);
-		struct echo_slot *s = bpf_map_lookup_elem(&echo_slots, &i);
-		if (s)
-			__sync_fetch_and_add(&s->n, 1);
+	struct udphdr *udp;
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		udp = (void *)(ip6 + 1);
+		if ((void *)(udp + 1) > end || ip6->nexthdr != IPPROTO_UDP || udp->dest != bpf_htons(27015))
+			return XDP_PASS;
+		if (counted) {
+			__u64 m0;
+			__builtin_memcpy(&m0, &ip6->saddr, 8);
+			echo_slot_touch(m0);
+		}
+		struct in6_addr a = ip6->saddr;
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = a;
+	} else {
+		struct iphdr *ip = (void *)(eth + 1);
+		udp = (void *)(ip + 1);
+		if ((void *)(udp + 1) > end)
+			return XDP_PASS;
+		if (eth->h_proto != bpf_htons(ETH_P_IP) || ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
+		    udp->dest != bpf_htons(27015))
+			return XDP_PASS;
+		if (counted)
+			echo_slot_touch(ip->saddr);
+		__be32 a = ip->saddr;
+		ip->saddr = ip->daddr;
+		ip->daddr = a;
 	}
 	__u8 mac[ETH_ALEN];
 	__builtin_memcpy(mac, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(eth->h_dest, eth->h_source, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, mac, ETH_ALEN);
-	__be32 a = ip->saddr;
-	ip->saddr = ip->daddr;
-	ip->daddr = a;
 	__be16 p = udp->source;
 	udp->source = udp->dest;
 	udp->dest = p;
 	return XDP_TX;
 }
 
-// queryd_echo is the benchmark's baseline: every IPv4 UDP datagram to port
+// queryd_echo is the benchmark's baseline: every IPv4 or IPv6 UDP datagram to port
 // 27015 goes back with XDP_TX, with no other work. bench/xdp.sh compares
 // the fast path's challenge path with it.
 SEC("xdp")

@@ -4,7 +4,7 @@
 // 30 s epoch under the daemon's key.
 #pragma once
 
-#include "structs.h"
+#include "maps.h"
 
 #define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 #define SIPROUND                                                               \
@@ -71,8 +71,8 @@ static __always_inline __u64 epoch_now(const struct config *c, __u64 now)
 	return (now + c->wall_offset) / EPOCH_NS;
 }
 
-// token_of is the source's token of epoch e: from its budget entry when
-// it holds e's (an IPv4 source: its key is its address; one 64-bit word,
+// token_of is the source's token of epoch e: from its budget entry, if
+// already looked up (peer_of), when it holds e's (an IPv4 source: its key is its address; one 64-bit word,
 // so that a CPU never reads one epoch with another's token), else computed
 // and kept there.
 static __always_inline __u32 token_of(const struct query *q, __u64 e)
@@ -97,10 +97,12 @@ static __always_inline __u32 current(const struct query *q)
 }
 
 // valid reports whether tok is the source's current or previous token,
-// in GameSpy4's wire form when gs4.
-static __always_inline int valid(const struct query *q, __u32 tok, int gs4)
+// in GameSpy4's wire form when gs4. It looks the source's budget entry up
+// (peer_of): the answer to a valid token amplifies and needs it anyway.
+static __always_inline int valid(struct query *q, __u32 tok, int gs4)
 {
 	const struct config *c = q->c;
+	peer_of(q);
 	__u64 e = epoch_now(c, q->now);
 	__u32 t = token_of(q, e);
 	if (gs4)
