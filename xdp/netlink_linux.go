@@ -151,7 +151,8 @@ func (w *netWatch) state(want map[uint32]bool) (netState, error) {
 	return st, nil
 }
 
-// maxRoutes is the routes trie's size (MAX_ROUTES in bpf/consts.h).
+// maxRoutes is the routes trie's size (MAX_ROUTES in bpf/consts.h;
+// TestMaxRoutesMirrored checks they agree).
 const maxRoutes = 65536
 
 // parseRoute reads an RTM_NEWROUTE of the main table: its prefix and its

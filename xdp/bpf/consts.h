@@ -3,7 +3,10 @@
 // The constants the program shares with package xdp. They are enums so
 // that they are in the object's BTF (as the types of map keys, struct
 // fields or function parameters), from which bpf2go (-type) writes them
-// into queryd_bpfel.go: the Go side never mirrors them by hand.
+// into queryd_bpfel.go: the Go side never mirrors them by hand. The one
+// exception is MAX_ROUTES below, a #define (a map's size, not in the BTF):
+// package xdp mirrors it as maxRoutes, and TestMaxRoutesMirrored checks the
+// two agree.
 #pragma once
 
 // The protocols' rows (the counters', the packet rates', divert's mask)

@@ -194,13 +194,13 @@ static __always_inline int handle(struct xdp_md *ctx, struct cursor *cur, struct
 		return XDP_DROP;
 	}
 	// the coarse clock (the last tick's CLOCK_MONOTONIC, no clock source
-	// read): the stale deadline, the token epochs and the budgets' GCRAs
+	// read): the silence deadline, the token epochs and the budgets' GCRAs
 	// are all far coarser than a tick
 	q.now = bpf_ktime_get_coarse_ns();
 	// the source's budget entry (its budget, route back, token and
 	// counts) is looked up only when needed (peer_of): a reply no larger
 	// than its request never needs it
-	q.stale = q.now > q.c->fresh_until;
+	q.silent = q.now > q.c->fresh_until;
 	return dispatch(&q, proto, v6);
 }
 

@@ -19,7 +19,7 @@ static __always_inline int has(const struct query *q, __u32 n)
 // silent, counted as stale; it returns 0 while the server answers.
 static __always_inline int silenced(const struct query *q)
 {
-	if (!q->stale)
+	if (!q->silent)
 		return 0;
 	count(q, OUT_STALE, 0);
 	return 1;

@@ -22,7 +22,7 @@ struct reply {
 struct config {
 	__u64 k0, k1;      // the challenge issuer's SipHash key
 	__u64 wall_offset; // CLOCK_REALTIME - CLOCK_MONOTONIC in ns (two's complement)
-	__u64 fresh_until; // monotonic ns after which the feed is stale; ~0: never
+	__u64 fresh_until; // monotonic ns after which queryd is silent (daemon/silence.go's deadline); ~0: never
 	__u64 epoch, epoch_next; // the token epoch at the last sync, and the monotonic ns the next one starts
 	__u64 perip_ns, perip_burst, perip_tau; // ns per byte << 16 (rounded up: 1e9 << 16 / bytes/s), bytes, ns (burst/rate)
 	__u64 unp_ns, unp_burst, unp_tau;       // one CPU's share of the unproven budget
@@ -173,7 +173,7 @@ struct query {
 	__u8 *p;   // the UDP payload
 	void *end; // the frame's end
 	__u64 now; // bpf_ktime_get_coarse_ns (CLOCK_MONOTONIC at the last tick)
-	int stale; // the feed is stale: drop what would be answered
+	int silent; // past fresh_until: drop what would be answered (counted as stale)
 	int stateless;     // answered with a reply no larger than the request: no budget entry looked up or made
 	struct peer *peer; // the source's budget entry (perip) once looked up (peer_of); 0 before, or for a source without one
 	__u32 proto;       // the protocol's row (bpf/protocols.h), set by the demux
