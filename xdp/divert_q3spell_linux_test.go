@@ -3,11 +3,8 @@
 package xdp
 
 import (
-	"net/netip"
 	"testing"
 	"time"
-
-	"github.com/queryd/queryd/responder"
 )
 
 // TestDivertQuake3Spellings (issue 39 item 6): in front of a stock Quake 3
@@ -17,14 +14,7 @@ import (
 // only the plain spelling), never to the game server, whose global query
 // limit it would draw on; "getinfoX" passes to the game server.
 func TestDivertQuake3Spellings(t *testing.T) {
-	fx := newFixture(t, responder.Limits{})
-	game := netip.AddrPortFrom(srvAddr4, testPort)
-	w := fx.openWire(t)
-	srvMAC := macOf(t, fx.net.srvNS, fx.net.srvIf)
-	cliMAC := macOf(t, fx.net.cliNS, fx.net.cliIf)
-	if fx.dial(t, cliAddr4, srvAddr4).ask(t, a2sInfo, time.Second) == nil { // the neighbour known
-		t.Fatal("no answer to a socket's A2S_INFO")
-	}
+	fx, game, w, srvMAC, cliMAC := newDivertWire(t)
 	dv, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, []string{"quake3"})
 	if err != nil {
 		t.Fatal(err)

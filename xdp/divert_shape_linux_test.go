@@ -4,6 +4,7 @@ package xdp
 
 import (
 	"bytes"
+	"net"
 	"net/netip"
 	"testing"
 	"time"
@@ -21,14 +22,7 @@ import (
 // game server, counted as passed, never seen by the parse path. With
 // takes = quake3, an A2S_INFO passes as well and a getinfo is still taken.
 func TestDivertWholeShape(t *testing.T) {
-	fx := newFixture(t, responder.Limits{})
-	game := netip.AddrPortFrom(srvAddr4, testPort)
-	w := fx.openWire(t)
-	srvMAC := macOf(t, fx.net.srvNS, fx.net.srvIf)
-	cliMAC := macOf(t, fx.net.cliNS, fx.net.cliIf)
-	if fx.dial(t, cliAddr4, srvAddr4).ask(t, a2sInfo, time.Second) == nil { // the neighbour known
-		t.Fatal("no answer to a socket's A2S_INFO")
-	}
+	fx, game, w, srvMAC, cliMAC := newDivertWire(t)
 	frameOf := func(p []byte) []byte {
 		return frame{dstMAC: srvMAC, srcMAC: cliMAC, src: cliAddr4, dst: srvAddr4, payload: p}.bytes()
 	}
@@ -125,4 +119,20 @@ func mustCounts(t *testing.T, dv *Divert) DivertCounts {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// newDivertWire is the divert frame tests' start: a fixture whose server
+// answered a socket's A2S_INFO (the neighbour known), the game server's
+// address on it, a raw wire on the client's side and both ends' MACs.
+func newDivertWire(t *testing.T) (fx *fixture, game netip.AddrPort, w *rawWire, srvMAC, cliMAC net.HardwareAddr) {
+	t.Helper()
+	fx = newFixture(t, responder.Limits{})
+	game = netip.AddrPortFrom(srvAddr4, testPort)
+	w = fx.openWire(t)
+	srvMAC = macOf(t, fx.net.srvNS, fx.net.srvIf)
+	cliMAC = macOf(t, fx.net.cliNS, fx.net.cliIf)
+	if fx.dial(t, cliAddr4, srvAddr4).ask(t, a2sInfo, time.Second) == nil {
+		t.Fatal("no answer to a socket's A2S_INFO")
+	}
+	return fx, game, w, srvMAC, cliMAC
 }
