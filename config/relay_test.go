@@ -86,7 +86,7 @@ func TestRelaySelfLoopMessage(t *testing.T) {
 
 // A name is resolved by RelayGameServer (queryd check and start), which
 // refuses one resolving to a loop and returns the address to use otherwise.
-func TestRelayUpstreamName(t *testing.T) {
+func TestRelayGameServerName(t *testing.T) {
 	withLocalAddrs(t)
 	c, err := Parse([]byte(relayConfig([]string{"127.0.0.1:27015"}, "localhost:27015")))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // Valid fails t unless doc is a valid state document, as the poller
-// publishes it (state.Store.SetUpstream), and returns its snapshot.
+// publishes it (state.Store.SetGameServer), and returns its snapshot.
 func Valid(t testing.TB, doc map[string]any) *state.Snapshot {
 	t.Helper()
 	s, err := state.NewStore(nil, nil)
