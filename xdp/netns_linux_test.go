@@ -12,8 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,6 +64,9 @@ func run(args ...string) error {
 	return nil
 }
 
+// netSeq numbers the test networks of this process.
+var netSeq atomic.Int64
+
 // newTestNet makes the namespaces and the veth pair, addressed, up, with
 // queryd_pass on the client's end; t.Cleanup removes them.
 func newTestNet(t *testing.T) *testNet {
@@ -71,7 +74,7 @@ func newTestNet(t *testing.T) *testNet {
 	if testing.Short() {
 		t.Skip("network namespaces: skipped under -short")
 	}
-	id := fmt.Sprintf("%d%d", os.Getpid()%10000, time.Now().UnixNano()%1000)
+	id := fmt.Sprintf("%d%d", os.Getpid()%10000, netSeq.Add(1)%1000) // unique among parallel tests
 	n := &testNet{srvNS: "qdx-s" + id, cliNS: "qdx-c" + id, srvIf: "qxs" + id, cliIf: "qxc" + id}
 	t.Cleanup(n.remove)
 	steps := [][]string{
