@@ -14,6 +14,7 @@ import (
 // (Debian's prometheus); without it the test skips, unless
 // QUERYD_REQUIRE_CLIENT_TOOLS (set by .ci/run) requires it.
 func TestAlertRulesPromtool(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		if os.Getenv("QUERYD_REQUIRE_CLIENT_TOOLS") != "" {

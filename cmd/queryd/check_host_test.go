@@ -153,6 +153,7 @@ func TestCheckHostMain(t *testing.T) {
 // exit 1 and every file's error, each line starting with its file, for a
 // host with a broken server file and an overlap.
 func TestCheckHostBinary(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	if testing.Short() {
 		t.Skip("builds queryd")
 	}

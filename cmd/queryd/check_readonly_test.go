@@ -19,6 +19,7 @@ import (
 // server silent because its feeder went away stays silent (before, the
 // ping revived the dead game's last state for stale_after).
 func TestCheckChangesNothing(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	dir := testDir(t)
 	text := strings.Replace(daemontest.Base(dir), `stale_after = "60s"`, `stale_after = "1s"`, 1)
 	path := filepath.Join(dir, "running.toml")

@@ -96,6 +96,7 @@ func TestCheckUndecodable(t *testing.T) {
 // warns about an [xdp] interface that does not exist (the daemon starts
 // without the fast path) and a /run folder systemd makes at start.
 func TestCheckLocal(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	dir := testDir(t)
 	held, heldTCP := holdAddrs(t)
 	free := "127.0.0.1:0"

@@ -196,6 +196,7 @@ print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))`
 // nothing of queryd's (it feeds nothing: queryd reads Agones), and the
 // config (deploy/kubernetes/queryd.toml) has [agones].
 func TestKubernetesManifest(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	if testing.Short() {
 		t.Skip("the manifests parsed by PyYAML: skipped under -short")
 	}
@@ -381,6 +382,7 @@ func TestMetricsDocumented(t *testing.T) {
 // rules with alert, expr, severity and summary), balanced expressions and
 // durations Prometheus accepts.
 func TestAlertRules(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	docs, ok := yamlAsJSON(t, "docs/alerts.yml")
 	if !ok {
 		t.Skip("PyYAML unavailable: docs/alerts.yml not parsed (its metric names are checked by TestMetricsDocumented)")

@@ -19,6 +19,7 @@ import (
 // answers (before, one peer armed the feed's stale timer and the front
 // fell silent with reason feed while the game server answered every poll).
 func TestFrontPeerLookupChangesNothing(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	up := newFakeQ3(t)
 	front := startFront(t, "1s", fmt.Sprintf("[relay]\nupstream = %q\n[upstream]\nprotocol = \"quake3\"\ninterval = \"100ms\"\ntimeout = \"200ms\"\n", up.addr))
 	askUntil(t, front.UDP())

@@ -225,6 +225,7 @@ func TestHostServersAnswerOwnState(t *testing.T) {
 // server answers nothing and /healthz/NAME and /healthz say 503 naming it;
 // the others answer and are 200.
 func TestHostStaleFeedSilencesOneServer(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	path := writeHost(t, "alpha", "charlie")
 	dir := filepath.Dir(path)
 	writeServer(t, dir, "bravo", "")

@@ -303,6 +303,7 @@ func watchHWM(pid int) (peak func() int64) {
 // malicious server as a subprocess: the right exit code and reason, in
 // time, with a peak RSS (VmHWM) under hostileRSS.
 func TestQueryHostileServers(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	if testing.Short() {
 		t.Skip("builds queryd")
 	}

@@ -11,6 +11,7 @@ import (
 // answered, saying it is probably off (before: a 300-character "no answer:
 // nothing came back (wrong host or port, a firewall, …)" each).
 func TestQueryTableOff(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[gamespy4]\nenabled = false\n"))
 	code, out, errOut := run(t, "", "query", "-table", "-timeout", "1s", d.UDP().String())
 	if code != 0 {
@@ -33,6 +34,7 @@ func TestQueryTableOff(t *testing.T) {
 // TestQueryTableOffNotAlone: when no protocol answers, nothing says "off":
 // the server itself is not there, and the long reasons stay.
 func TestQueryTableOffNotAlone(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	addr := fakeUDP(t, func([]byte) [][]byte { return nil })
 	code, out, _ := run(t, "", "query", "-table", "-proto", "sqp", "-timeout", "600ms", addr)
 	if code != 1 || strings.Contains(out, "off by default") || !strings.Contains(out, "sqp: no answer: nothing came back") {
@@ -45,6 +47,7 @@ func TestQueryTableOffNotAlone(t *testing.T) {
 // about that rate, with the numbers ioquake3 and queryd use, instead of
 // the list of every other reason a server may not answer.
 func TestQueryQuake3Rate(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[quake3]\npacket_burst = 2\n"))
 	addr := d.UDP().String()
 	if code, _, errOut := run(t, "", "query", "-proto", "quake3", "-timeout", "1s", addr); code != 0 {

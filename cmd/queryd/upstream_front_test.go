@@ -331,6 +331,7 @@ func queryStatus(t *testing.T, addr netip.AddrPort, wait time.Duration) (*quake3
 // nothing, /healthz says 503 and the master gets the flatline; when it
 // answers again, the front answers and the master gets a heartbeat.
 func TestFrontStaleUpstream(t *testing.T) {
+	t.Parallel() // waits on timeouts and processes, not on the CPU
 	up := newFakeQ3(t)
 	master, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
