@@ -88,7 +88,7 @@ func TestRelayQuake3PollKept(t *testing.T) {
 		}
 	}
 
-	const sources, flood = 40, 30 * time.Second
+	const sources, flood = 40, 20 * time.Second
 	var conns []*net.UDPConn
 	for i := range sources {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, byte(100+i))})
@@ -148,8 +148,8 @@ func TestRelayQuake3PollKept(t *testing.T) {
 				qstatOK++
 			}
 		}
-		if samples == 10 || samples == 20 {
-			players = append(players, askChallengeTries(t, net.IPv4(127, 0, 0, byte(200+samples/10)), pub, 5))
+		if samples == 6 || samples == 14 { // two new players, in the flood's first and second half
+			players = append(players, askChallengeTries(t, net.IPv4(127, 0, 0, byte(201+len(players))), pub, 5))
 		}
 	}
 	m1 := d.Metrics(t)
