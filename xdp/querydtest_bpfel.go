@@ -45,6 +45,9 @@ type querydtestConfig struct {
 	HostTau    uint64
 	RateCost   [8]uint64
 	RateTau    [8]uint64
+	GateCost   uint64
+	GateTau    uint64
+	ProvenNs   uint64
 	Mtu        uint32
 	Enabled    uint32
 	Deny       uint32
@@ -93,13 +96,14 @@ type querydtestIpkey struct {
 }
 
 type querydtestPeer struct {
-	_        structs.HostLayout
-	Tat      uint64
-	RouteGen uint32
-	RouteOif uint32
-	Tok      uint64
-	CountGen [2]uint32
-	N        [2][6]uint32
+	_           structs.HostLayout
+	Tat         uint64
+	RouteGen    uint32
+	RouteOif    uint32
+	Tok         uint64
+	CountGen    [2]uint32
+	N           [2][7]uint32
+	ProvenUntil uint64
 }
 
 type querydtestQ3line struct {
@@ -131,12 +135,12 @@ type querydtestSeen struct {
 	_   structs.HostLayout
 	Key querydtestSrckey
 	Gen uint32
-	N   [6]uint32
+	N   [7]uint32
 }
 
 type querydtestSourceCount struct {
 	_ structs.HostLayout
-	N [6]uint64
+	N [7]uint64
 }
 
 type querydtestSrckey struct {
@@ -154,7 +158,7 @@ type querydtestSrvdenykey struct {
 
 type querydtestStats struct {
 	_            structs.HostLayout
-	Req          [8][6]uint64
+	Req          [8][7]uint64
 	In           [8]uint64
 	Out          [8]uint64
 	Passed       [6]uint64
@@ -184,6 +188,7 @@ const (
 	querydtestMapSources          = "sources"
 	querydtestMapStatsMap         = "stats_map"
 	querydtestMapUnproven         = "unproven"
+	querydtestMapUnprovenGate     = "unproven_gate"
 	querydtestProgQuerydEcho      = "queryd_echo"
 	querydtestProgQuerydEchoState = "queryd_echo_state"
 	querydtestProgQuerydPass      = "queryd_pass"
@@ -263,6 +268,7 @@ type querydtestMapSpecs struct {
 	Sources      *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
+	UnprovenGate *ebpf.MapSpec `ebpf:"unproven_gate"`
 }
 
 // querydtestVariableSpecs contains global variables before they are loaded into the kernel.
@@ -310,6 +316,7 @@ type querydtestMaps struct {
 	Sources      *ebpf.Map `ebpf:"sources"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
+	UnprovenGate *ebpf.Map `ebpf:"unproven_gate"`
 }
 
 func (m *querydtestMaps) Close() error {
@@ -333,6 +340,7 @@ func (m *querydtestMaps) Close() error {
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,
+		m.UnprovenGate,
 	)
 }
 

@@ -4,6 +4,7 @@
 // bucket, updated with compare-and-swap so that CPUs share it without a lock.
 #pragma once
 
+#include "counters.h"
 #include "maps.h"
 
 // gcra takes cost ns from the bucket whose theoretical arrival time is at
@@ -57,6 +58,9 @@ static __always_inline int host_allow(const struct config *c, const struct src *
 	return bucket_allow(&hostip, &s->key.ip, now, cost_ns(n, c->host_ns), c->host_tau);
 }
 
+// no_peer is a new source's entry in perip.
+static const struct peer no_peer = {};
+
 // budget applies the per-IP byte budget to a reply of size bytes that
 // amplifies (larger than its request: reply.h's answer calls it for no
 // other), then the host-wide one (host_allow), and the CPU's share of the
@@ -70,18 +74,15 @@ static __always_inline int budget(const struct config *c, const struct src *s, s
 	__u64 cost = cost_ns(n, c->perip_ns);
 	struct peer *p = *pp;
 	if (!p) {
-		struct peer first = {.tat = now + cost};
-		if (bpf_map_update_elem(&perip, &s->key, &first, BPF_NOEXIST) == 0) {
-			*pp = bpf_map_lookup_elem(&perip, &s->key);
-			goto host;
-		}
+		// a new entry starts empty (a full bucket: tat 0), made from
+		// read-only data: the program's stack has no room for a struct peer
+		bpf_map_update_elem(&perip, &s->key, &no_peer, BPF_NOEXIST);
 		p = *pp = bpf_map_lookup_elem(&perip, &s->key);
 		if (!p)
 			return 0;
 	}
 	if (!gcra(&p->tat, now, cost, c->perip_tau))
 		return 0;
-host:
 	if (!host_allow(c, s, now, size))
 		return 0;
 	if (!untokened)
@@ -104,4 +105,30 @@ static __always_inline int rate_allow(const struct query *q)
 		return 1;
 	struct ratekey k = {.src = q->s.key, .proto = row};
 	return bucket_allow(&pktrate, &k, q->now, c->rate_cost[row], c->rate_tau[row]);
+}
+
+// shed is the proven-source tier (the responder's gate.go), for a request
+// that does not answer a valid token, before any reply work (no token
+// computed, no route looked up, no reply built): it draws one request from
+// the CPU's share of the server's unproven packet gate; while that is
+// spent, a source not proven (its perip entry's proven_until: looked up,
+// never made) is dropped, counted OUT_UNPROVEN_SHED in the seen table (no
+// per-source insert). It returns 1 when the query is shed. Without a gate
+// (gate_cost 0) nothing is shed; while the gate has room no lookup is made.
+// A function of its own (not inlined): the parse path's frame has no room
+// for its registers (the 512 bytes of stack, combined).
+static __noinline int shed(struct query *q)
+{
+	const struct config *c = q->c;
+	if (!c->gate_cost)
+		return 0;
+	__u64 *tat = bpf_map_lookup_elem(&unproven_gate, &q->s.key.server);
+	if (tat && gcra(tat, q->now, c->gate_cost, c->gate_tau))
+		return 0;
+	struct peer *p = q->peer ? q->peer : peer_of(q);
+	if (p && p->proven_until > q->now)
+		return 0;
+	q->stateless = 1;
+	count(q, OUT_UNPROVEN_SHED, 0);
+	return 1;
 }

@@ -18,7 +18,8 @@ enum proto_limit {
 };
 
 // Outcomes: the columns of the counters.
-enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
+// OUT_UNPROVEN_SHED: dropped by the proven-source tier (budget.h's shed).
+enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, OUT_UNPROVEN_SHED, NOUT };
 
 // Why a datagram to a listen address was left to the socket path (the
 // kernel): the reasons of queryd_xdp_passed_total.

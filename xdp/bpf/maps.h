@@ -104,6 +104,16 @@ struct {
 	__type(value, __u64);
 } unproven SEC(".maps");
 
+// The proven-source tier's gate (budget.h's shed): one CPU's share of each
+// server's unproven packet gate, a GCRA's theoretical arrival time, drawn
+// by every request that does not answer a valid token.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SERVERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} unproven_gate SEC(".maps");
+
 // The attached interfaces' addresses and subnet broadcasts (package xdp
 // keeps them current from netlink): a source that is one of them gets
 // nothing (route.h).
