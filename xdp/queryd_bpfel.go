@@ -48,6 +48,8 @@ type querydConfig struct {
 	GateCost   uint64
 	GateTau    uint64
 	ProvenNs   uint64
+	ProvenSeed uint64
+	ProvenMask uint64
 	Mtu        uint32
 	Enabled    uint32
 	Deny       uint32
@@ -187,14 +189,18 @@ const (
 )
 
 type querydPeer struct {
-	_           structs.HostLayout
-	Tat         uint64
-	RouteGen    uint32
-	RouteOif    uint32
-	Tok         uint64
-	CountGen    [2]uint32
-	N           [2][7]uint32
-	ProvenUntil uint64
+	_        structs.HostLayout
+	Tat      uint64
+	RouteGen uint32
+	RouteOif uint32
+	Tok      uint64
+	CountGen [2]uint32
+	N        [2][7]uint32
+}
+
+type querydProvenBucket struct {
+	_   structs.HostLayout
+	Way [4]uint64
 }
 
 type querydQ3line struct {
@@ -288,6 +294,7 @@ const (
 	querydMapPerip           = "perip"
 	querydMapPktrate         = "pktrate"
 	querydMapPorts           = "ports"
+	querydMapProven          = "proven"
 	querydMapQ3Line          = "q3_line"
 	querydMapReplies         = "replies"
 	querydMapRepliesEmpty    = "replies_empty"
@@ -368,6 +375,7 @@ type querydMapSpecs struct {
 	Perip           *ebpf.MapSpec `ebpf:"perip"`
 	Pktrate         *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports           *ebpf.MapSpec `ebpf:"ports"`
+	Proven          *ebpf.MapSpec `ebpf:"proven"`
 	Q3Line          *ebpf.MapSpec `ebpf:"q3_line"`
 	Replies         *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty    *ebpf.MapSpec `ebpf:"replies_empty"`
@@ -422,6 +430,7 @@ type querydMaps struct {
 	Perip           *ebpf.Map `ebpf:"perip"`
 	Pktrate         *ebpf.Map `ebpf:"pktrate"`
 	Ports           *ebpf.Map `ebpf:"ports"`
+	Proven          *ebpf.Map `ebpf:"proven"`
 	Q3Line          *ebpf.Map `ebpf:"q3_line"`
 	Replies         *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty    *ebpf.Map `ebpf:"replies_empty"`
@@ -451,6 +460,7 @@ func (m *querydMaps) Close() error {
 		m.Perip,
 		m.Pktrate,
 		m.Ports,
+		m.Proven,
 		m.Q3Line,
 		m.Replies,
 		m.RepliesEmpty,

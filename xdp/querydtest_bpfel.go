@@ -48,6 +48,8 @@ type querydtestConfig struct {
 	GateCost   uint64
 	GateTau    uint64
 	ProvenNs   uint64
+	ProvenSeed uint64
+	ProvenMask uint64
 	Mtu        uint32
 	Enabled    uint32
 	Deny       uint32
@@ -96,14 +98,18 @@ type querydtestIpkey struct {
 }
 
 type querydtestPeer struct {
-	_           structs.HostLayout
-	Tat         uint64
-	RouteGen    uint32
-	RouteOif    uint32
-	Tok         uint64
-	CountGen    [2]uint32
-	N           [2][7]uint32
-	ProvenUntil uint64
+	_        structs.HostLayout
+	Tat      uint64
+	RouteGen uint32
+	RouteOif uint32
+	Tok      uint64
+	CountGen [2]uint32
+	N        [2][7]uint32
+}
+
+type querydtestProvenBucket struct {
+	_   structs.HostLayout
+	Way [4]uint64
 }
 
 type querydtestQ3line struct {
@@ -180,6 +186,7 @@ const (
 	querydtestMapPerip            = "perip"
 	querydtestMapPktrate          = "pktrate"
 	querydtestMapPorts            = "ports"
+	querydtestMapProven           = "proven"
 	querydtestMapQ3Line           = "q3_line"
 	querydtestMapReplies          = "replies"
 	querydtestMapRepliesEmpty     = "replies_empty"
@@ -260,6 +267,7 @@ type querydtestMapSpecs struct {
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Pktrate      *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	Proven       *ebpf.MapSpec `ebpf:"proven"`
 	Q3Line       *ebpf.MapSpec `ebpf:"q3_line"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
@@ -308,6 +316,7 @@ type querydtestMaps struct {
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Pktrate      *ebpf.Map `ebpf:"pktrate"`
 	Ports        *ebpf.Map `ebpf:"ports"`
+	Proven       *ebpf.Map `ebpf:"proven"`
 	Q3Line       *ebpf.Map `ebpf:"q3_line"`
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
@@ -332,6 +341,7 @@ func (m *querydtestMaps) Close() error {
 		m.Perip,
 		m.Pktrate,
 		m.Ports,
+		m.Proven,
 		m.Q3Line,
 		m.Replies,
 		m.RepliesEmpty,

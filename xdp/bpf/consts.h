@@ -67,4 +67,7 @@ enum reply_flags {
 #define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
 #define NSEEN 1024         // slots of the seen table, per CPU (a power of 2)
 
+#define PROVEN_WAYS 4   // sources per bucket of the proven table
+#define PROVEN_SHIFT 30 // its times: monotonic ns >> 30 (1.07 s units)
+
 #define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)

@@ -114,6 +114,17 @@ struct {
 	__type(value, __u64);
 } unproven_gate SEC(".maps");
 
+// The proven sources (budget.h's proven_of, mark_proven): a set-associative
+// table keyed by a keyed hash of the source (struct srckey), one bucket
+// read per lookup: no hash-map walk, no insert path, so that the flood the
+// tier drops costs one array read.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384); // set at load from [limits] tracked_ips (a power of two)
+	__type(key, __u32);
+	__type(value, struct proven_bucket);
+} proven SEC(".maps");
+
 // The attached interfaces' addresses and subnet broadcasts (package xdp
 // keeps them current from netlink): a source that is one of them gets
 // nothing (route.h).

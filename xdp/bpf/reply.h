@@ -193,8 +193,8 @@ static __always_inline int answer(struct query *q, const int v6, enum outcome ou
 	int act = send(q, v6, body, sm, echo);
 	if (act == XDP_TX) {
 		count(q, out, size);
-		if (out == OUT_ANSWERED && p && q->c->proven_ns) // an answer to a valid token proves its source
-			p->proven_until = q->now + q->c->proven_ns;
+		if (out == OUT_ANSWERED) // an answer to a valid token proves its source
+			mark_proven(q);
 	}
 	return act;
 }
