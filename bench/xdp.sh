@@ -57,7 +57,9 @@
 # against xdp's per challenge sent. PROVEN=N (default 100) adds, on the
 # tier paths, a client on 198.18.0.2 that proved its address before the
 # flood and asks A2S_INFO N times a second during it (a challenge, then
-# the token query): proven_share is its answered share.
+# the token query): proven_share is its answered share. PROVEN_ALL=1 runs
+# that client on the socket and xdp paths' spoof loads too (no tier: the
+# comparison).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -72,6 +74,7 @@ SPREAD=${SPREAD:-0}
 PATHS=${PATHS:-"socket xdp echo echo-state base socket-spread xdp-spread xdp-tier socket-tier"}
 TIER_RATE=${TIER_RATE:-1000}
 PROVEN=${PROVEN:-100}
+PROVEN_ALL=${PROVEN_ALL:-0}
 RATE=${RATE:-0}
 WORKERS=${WORKERS:-}
 SOCKET=${SOCKET:-}
@@ -282,6 +285,7 @@ for run in $(seq 1 "$RUNS"); do
 			[[ $path == *-tier ]] && { [[ $load != spoof* ]] || [ "$HOST" -gt 0 ]; } && continue
 			proven=0
 			[[ $path == *-tier ]] && proven=$PROVEN
+			[ "$PROVEN_ALL" = 1 ] && [[ $load == spoof* ]] && { [ "$path" = xdp ] || [ "$path" = socket ]; } && proven=$PROVEN
 			ports=1
 			[[ $path == *-spread ]] && ports=$SPREAD
 			start_queryd "$path"
@@ -338,7 +342,7 @@ END {
 			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i]; r[i] = pns[k, i] }
 			A[path] = med(a, m); C[path] = med(c, m); P[path] = med(r, m)
 			printf "%-6s %-13s %12.0f %12.0f %10.3f %10.3f %10.3f %10.1f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m), P[path]
-			if (path ~ /-tier$/) {
+			if (path ~ /-tier$/ || psh[k, 1] != "") {
 				for (i = 1; i <= m; i++) h[i] = psh[k, i]
 				S[path] = med(h, m)
 			}
@@ -347,6 +351,11 @@ END {
 			printf "%-6s the tier: program ns per frame, flood dropped %.1f against challenged %.1f (%.2fx); proven client answered %.2f %%\n", l, P["xdp-tier"], P["xdp"], P["xdp-tier"] / P["xdp"], 100 * S["xdp-tier"]
 		if (n[l SUBSEP "socket-tier"])
 			printf "%-6s the tier on the socket path: proven client answered %.2f %%\n", l, 100 * S["socket-tier"]
+		for (p = 1; p <= 2; p++) {
+			path = p == 1 ? "xdp" : "socket"
+			if (n[l SUBSEP path] && S[path] != "")
+				printf "%-6s no tier, %s: proven client answered %.2f %%\n", l, path, 100 * S[path]
+		}
 		if (n[l SUBSEP "base"])
 			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
 		if (n[l SUBSEP "socket"] && n[l SUBSEP "xdp"])
