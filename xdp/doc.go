@@ -203,8 +203,8 @@
 // The verifier's work on the program is measured by TestXDPVerifierCost
 // (its log's "processed N insns", against a ceiling there: 436,671 for
 // the unbound program before the host-wide budget and the Quake 3 line
-// reader, 451,841 with them, 387,117 with the proven-source tier, whose
-// per-source work is in functions of their own); the deepest call chain (entry, handle, the
+// reader, 451,841 with them, 387,117 with the proven-source tier); the
+// deepest call chain (entry, handle, the
 // Quake 3 line reader and its loop's callback) uses 496 of the 512 bytes
 // of stack.
 //
