@@ -42,6 +42,7 @@ type FastPath struct {
 	net        *netWatch
 	ncpu       int
 	provenSeed uint64 // the proven table's hash key (proven_linux.go)
+	provenMask uint64 // its buckets - 1
 	mtu        uint32 // the smallest MTU of the interfaces
 	kick       chan struct{}
 	disabled   atomic.Bool                          // tests: pass everything to the socket path
@@ -120,6 +121,7 @@ func New(cfg Config) (f *FastPath, err error) {
 	if f.provenSeed, err = newProvenSeed(); err != nil {
 		return nil, err
 	}
+	f.provenMask = uint64(spec.Maps[querydMapProven].MaxEntries - 1)
 	if err := f.loadMaps(); err != nil {
 		return nil, fmt.Errorf("load the XDP maps (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
 	}

@@ -421,7 +421,7 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 		c.GateCost, c.GateTau = uint64(g.Cost(1)), uint64(g.Tolerance())
 	}
 	c.ProvenNs = uint64(max(l.ProvenFor, 0))
-	c.ProvenSeed, c.ProvenMask = f.provenSeed, uint64(f.maps.Proven.MaxEntries()-1)
+	c.ProvenSeed, c.ProvenMask = f.provenSeed, f.provenMask
 	c.HostNs, c.HostBurst, c.HostTau = 0, 0, 0
 	if h := f.host.Load(); h != nil && *h != (responder.HostLimits{}) {
 		g := h.GCRA()
