@@ -184,11 +184,12 @@
 // Under bench/xdp.sh's 1 M-source IPv6 flood a dropped frame costs the
 // program 216 ns (179-239) against 280 ns (255-325) for a challenge sent
 // (medians of 3 alternating runs, a 2-core machine shared with other
-// work); without the proven table's read 129-189 ns: what is left is that
-// read's cache miss. A proven client asking 100 times a second got 96.8 %
-// of its answers through that flood (79.6 % without the tier: the
-// program's replies and the generator share the two cores); the losses
-// are frames the veth dropped before the program ran.
+// work); without the proven table's read 129-189 ns in two single runs,
+// with it 164-172 in two more: the machine's noise spans most of the
+// difference. A proven client asking 100 times a second got 96.8 % of its
+// answers through that flood (79.6 % without the tier: the program's
+// replies and the generator share the two cores); its frames skip the
+// gate, so its losses are on the saturated veth pair, not in the program.
 //
 // In a host of several servers one address would still receive every
 // server's per-IP budget; the host-wide per-IP budget ([host] per_ip_rate,
