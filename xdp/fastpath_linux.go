@@ -41,8 +41,7 @@ type FastPath struct {
 	links      []attached
 	net        *netWatch
 	ncpu       int
-	provenSeed uint64 // the proven table's hash key (proven_linux.go)
-	provenMask uint64 // its buckets - 1
+	provenMask uint64 // the proven table's buckets - 1 (proven_linux.go)
 	mtu        uint32 // the smallest MTU of the interfaces
 	kick       chan struct{}
 	disabled   atomic.Bool                          // tests: pass everything to the socket path
@@ -117,9 +116,6 @@ func New(cfg Config) (f *FastPath, err error) {
 	f.host.Store(&cfg.Host)
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
-	}
-	if f.provenSeed, err = newProvenSeed(); err != nil {
-		return nil, err
 	}
 	f.provenMask = uint64(spec.Maps[querydMapProven].MaxEntries - 1)
 	if err := f.loadMaps(); err != nil {

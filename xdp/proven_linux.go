@@ -15,8 +15,9 @@ func provenBuckets(tracked int) uint32 {
 	return uint32(min(1<<bits.Len(uint(n-1)), 1<<20))
 }
 
-// newProvenSeed is the proven table's hash key: random, so that no one can
-// aim sources at a proven source's bucket.
+// newProvenSeed is a server's key of the proven table's hash: random, so
+// that no one can aim sources at a proven source's bucket, and a server new
+// at a removed one's index finds none of its marks.
 func newProvenSeed() (uint64, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {

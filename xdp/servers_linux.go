@@ -35,6 +35,10 @@ type server struct {
 	deny   atomic.Pointer[responder.Deny]
 	dirty  atomic.Bool // Changed: publish at the next kick
 	coll   serverCollector
+	// provenSeed keys its sources' places in the proven table (random per
+	// server: a server that takes a removed one's index finds none of its
+	// marks)
+	provenSeed uint64
 
 	// under FastPath.mu
 	last     []querydReply // the replies published last, by slot
@@ -94,7 +98,12 @@ func (f *FastPath) SetServers(ss []Server) error {
 	for _, c := range ss {
 		s := f.servers[c.Name]
 		if s == nil {
-			s = &server{index: f.freeIndexLocked(), lastDeny: map[querydSrvdenykey]bool{}}
+			seed, err := newProvenSeed()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("server %s: %w", c.Name, err))
+				continue
+			}
+			s = &server{index: f.freeIndexLocked(), lastDeny: map[querydSrvdenykey]bool{}, provenSeed: seed}
 			s.coll = serverCollector{f: f, s: s}
 			f.servers[c.Name] = s
 			f.byIndex[s.index] = s
@@ -421,7 +430,7 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 		c.GateCost, c.GateTau = uint64(g.Cost(1)), uint64(g.Tolerance())
 	}
 	c.ProvenNs = uint64(max(l.ProvenFor, 0))
-	c.ProvenSeed, c.ProvenMask = f.provenSeed, f.provenMask
+	c.ProvenSeed, c.ProvenMask = s.provenSeed, f.provenMask
 	c.HostNs, c.HostBurst, c.HostTau = 0, 0, 0
 	if h := f.host.Load(); h != nil && *h != (responder.HostLimits{}) {
 		g := h.GCRA()

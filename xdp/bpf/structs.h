@@ -30,7 +30,7 @@ struct config {
 	__u64 rate_cost[MAX_PROTOS], rate_tau[MAX_PROTOS]; // each protocol's per-source packet rate (by row): ns per request (0: none), burst ns
 	__u64 gate_cost, gate_tau; // one CPU's share of the unproven packet gate: ns per request (0: no gate), burst ns
 	__u64 proven_ns;           // how long an answer to a valid token keeps its source proven (0: never remembered)
-	__u64 proven_seed;         // the proven table's hash key (random, the host's)
+	__u64 proven_seed;         // the proven table's hash key (random, the server's)
 	__u64 proven_mask;         // its buckets - 1 (a power of two - 1)
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
