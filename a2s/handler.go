@@ -84,6 +84,16 @@ func (h *Handler) Update(snap *state.Snapshot) {
 	})
 }
 
+// ValidToken reports whether req carries src's valid challenge token
+// (dgram.TokenChecker): the proven-source tier answers such a request even
+// while it sheds the unproven ones.
+func (h *Handler) ValidToken(req []byte, src netip.AddrPort) bool {
+	r, err := ParseRequest(req, h.cfg.Compat)
+	return err == nil && r.HasToken && r.Challenge != NoChallenge && h.issuer.Valid(src.Addr(), r.Challenge)
+}
+
+var _ dgram.TokenChecker = (*Handler)(nil)
+
 // Answer answers one request: it appends the reply datagrams to out. Datagrams
 // may point into scratch (at least 64 bytes) or into shared, immutable
 // pre-encoded replies.

@@ -49,6 +49,17 @@
 # offered load, none saturated). WORKERS=N sets [listen] workers (sockets
 # per address) in every server's file (default: queryd's, one per CPU).
 # SOCKET=batch|uring|portable sets [listen] socket the same way.
+# The proven-source tier (spoof loads only): xdp-tier and socket-tier are
+# xdp and socket with [limits] unproven_packet_rate = TIER_RATE (default
+# 1000; every other path runs with 0, no gate, so that it answers every
+# frame): past the gate the flood is dropped before any reply work, so
+# xdp-tier's prog_ns_per_frame is the program's cost per dropped frame
+# against xdp's per challenge sent. PROVEN=N (default 100) adds, on the
+# tier paths, a client on 198.18.0.2 that proved its address before the
+# flood and asks A2S_INFO N times a second during it (a challenge, then
+# the token query): proven_share is its answered share. PROVEN_ALL=1 runs
+# that client on the socket and xdp paths' spoof loads too (no tier: the
+# comparison).
 set -euo pipefail
 
 RUNS=${RUNS:-5}
@@ -60,7 +71,10 @@ MODE=${MODE:-native}
 BASE=${BASE:-}
 HOST=${HOST:-0}
 SPREAD=${SPREAD:-0}
-PATHS=${PATHS:-"socket xdp echo echo-state base socket-spread xdp-spread"}
+PATHS=${PATHS:-"socket xdp echo echo-state base socket-spread xdp-spread xdp-tier socket-tier"}
+TIER_RATE=${TIER_RATE:-1000}
+PROVEN=${PROVEN:-100}
+PROVEN_ALL=${PROVEN_ALL:-0}
 RATE=${RATE:-0}
 WORKERS=${WORKERS:-}
 SOCKET=${SOCKET:-}
@@ -74,6 +88,8 @@ secs=${DURATION%s}
 [ "$SPREAD" -ge 0 ] && [ "$SPREAD" -le "$HOST" ] || { echo "SPREAD must be 0 to HOST"; exit 1; }
 [ "$SPOOFED" -ge 1 ] && [ "$SPOOFED" -le 4194304 ] || { echo "SPOOFED must be 1 to 4194304 sources"; exit 1; }
 [ "$RATE" -ge 0 ] && [ "$RATE" -le 10000000 ] || { echo "RATE must be 0 (unpaced) to 10000000 frames/s"; exit 1; }
+[ "$TIER_RATE" -ge 1 ] && [ "$TIER_RATE" -le 10000000 ] || { echo "TIER_RATE must be 1 to 10000000 requests/s"; exit 1; }
+[ "$PROVEN" -ge 0 ] && [ "$PROVEN" -le 1000 ] || { echo "PROVEN must be 0 to 1000 queries/s"; exit 1; }
 [ -z "$WORKERS" ] || { [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 64 ]; } || { echo "WORKERS must be 1 to 64"; exit 1; }
 workers_line=""
 [ -n "$WORKERS" ] && workers_line="workers = $WORKERS"
@@ -130,7 +146,8 @@ ip -n "$cli" -6 route add blackhole fd00:5165::/32
 smac=$(ip -n "$srv" -o link show "$sif" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
 
 # server_tables PORT SOCKET NAME: one server's tables (per-IP budget 1 GiB/s,
-# unproven 4 GiB/s, stale check on).
+# unproven 4 GiB/s, the tier's gate $tier_rate (0: none), stale check on).
+tier_rate=0
 server_tables() {
 	cat <<EOF
 [listen]
@@ -147,6 +164,8 @@ per_ip_rate = "1GiB"
 per_ip_burst = "1MiB"
 unproven_rate = "4GiB"
 unproven_burst = "1MiB"
+unproven_packet_rate = $tier_rate
+unproven_packet_burst = $((tier_rate / 10 + 1))
 
 [server]
 name = "$3"
@@ -189,7 +208,7 @@ host_config() {
 	done
 }
 
-start_queryd() { # $1: socket, xdp, echo or echo-state (with HOST: socket-spread, xdp-spread too)
+start_queryd() { # $1: socket, xdp, echo or echo-state (with HOST: socket-spread, xdp-spread too; xdp-tier, socket-tier)
 	if [ "$1" = echo ] || [ "$1" = echo-state ]; then
 		flags=""
 		[ "$1" = echo-state ] && flags="-per-source"
@@ -203,6 +222,8 @@ start_queryd() { # $1: socket, xdp, echo or echo-state (with HOST: socket-spread
 	fi
 	bin="$work/queryd"
 	[ "$1" = base ] && bin="$work/queryd-base"
+	tier_rate=0
+	[[ $1 == *-tier ]] && tier_rate=$TIER_RATE
 	case $1 in socket*) config "[]" ;; *) config "[\"$sif\"]" ;; esac
 	ip netns exec "$srv" "$bin" -config "$work/queryd.toml" </dev/null 2>"$work/queryd-$1.log" &
 	qpid=$!
@@ -227,7 +248,7 @@ start_queryd() { # $1: socket, xdp, echo or echo-state (with HOST: socket-spread
 	done
 	printf '{"op":"replace","state":{"name":"queryd benchmark server","map":"de_bench","game":"Benchmark","folder":"bench","version":"1.0.0","max_players":64,"players":{"0":{"name":"Thomas","score":12,"ping":31}}}}\n' |
 		"$work/queryd" push -socket "$work/feed.sock" >/dev/null
-	if [ "$1" != socket ] && ! grep -q 'XDP fast path attached' "$work/queryd-$1.log"; then
+	if [[ $1 != socket* ]] && ! grep -q 'XDP fast path attached' "$work/queryd-$1.log"; then
 		echo "queryd did not attach XDP:"; cat "$work/queryd-$1.log"; exit 1
 	fi
 }
@@ -256,17 +277,21 @@ for run in $(seq 1 "$RUNS"); do
 	for load in $LOADS; do
 		listen6=""
 		[ "$load" = spoof6 ] && listen6=1
-		for path in socket xdp echo echo-state base socket-spread xdp-spread; do
+		for path in socket xdp echo echo-state base socket-spread xdp-spread xdp-tier socket-tier; do
 			[[ " $PATHS " == *" $path "* ]] || continue
 			[[ $path == echo* ]] && [[ $load != spoof* ]] && continue
 			[ "$path" = base ] && { [ -z "$BASE" ] || [[ $load != spoof* ]]; } && continue
 			[[ $path == *-spread ]] && { [ "$SPREAD" -eq 0 ] || [ "$load" != token ]; } && continue
+			[[ $path == *-tier ]] && { [[ $load != spoof* ]] || [ "$HOST" -gt 0 ]; } && continue
+			proven=0
+			[[ $path == *-tier ]] && proven=$PROVEN
+			[ "$PROVEN_ALL" = 1 ] && [[ $load == spoof* ]] && { [ "$path" = xdp ] || [ "$path" = socket ]; } && proven=$PROVEN
 			ports=1
 			[[ $path == *-spread ]] && ports=$SPREAD
 			start_queryd "$path"
 			read -r t0 c0 < <(prog_ns "$qpid")
 			line=$(ip netns exec "$cli" "$work/queryd-bench" flood -iface "$cif" -dst-mac "$smac" -mode "$load" -ports "$ports" -spoofed "$SPOOFED" \
-				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -rate "$RATE" -pid "$qpid")
+				-duration "$DURATION" -warmup "$WARMUP" -threads "$THREADS" -rate "$RATE" -pid "$qpid" -proven "$proven")
 			read -r t1 c1 < <(prog_ns "$qpid")
 			stop_queryd
 			pns=0
@@ -304,19 +329,32 @@ function paired(l, a, b,   i, m, r, lo, hi, ok) {
 	k = v["mode"] SUBSEP v["path"]; n[k]++
 	ans[k, n[k]] = v["answered_per_s"]; off[k, n[k]] = v["offered_per_s"]
 	mcpu[k, n[k]] = v["machine_cpu_us_per_answer"]; scpu[k, n[k]] = v["server_cpu_us_per_answer"]; sirq[k, n[k]] = v["softirq_us_per_answer"]
-	pns[k, n[k]] = v["prog_ns_per_frame"]
+	pns[k, n[k]] = v["prog_ns_per_frame"]; psh[k, n[k]] = v["proven_share"]
 	loads[v["mode"]] = 1
 }
 END {
 	printf "%-6s %-13s %12s %12s %10s %10s %10s %10s\n", "load", "path", "answers/s", "offered/s", "machine", "softirq", "server", "prog_ns"
-	split("socket xdp echo echo-state base socket-spread xdp-spread", paths, " ")
+	split("socket xdp echo echo-state base socket-spread xdp-spread xdp-tier socket-tier", paths, " ")
 	for (l in loads) {
-		for (p = 1; p <= 7; p++) {
+		for (p = 1; p <= 9; p++) {
 			path = paths[p]; k = l SUBSEP path; m = n[k]
 			if (!m) continue
 			for (i = 1; i <= m; i++) { a[i] = ans[k, i]; o[i] = off[k, i]; c[i] = mcpu[k, i]; s[i] = scpu[k, i]; q[i] = sirq[k, i]; r[i] = pns[k, i] }
 			A[path] = med(a, m); C[path] = med(c, m); P[path] = med(r, m)
 			printf "%-6s %-13s %12.0f %12.0f %10.3f %10.3f %10.3f %10.1f\n", l, path, A[path], med(o, m), C[path], med(q, m), med(s, m), P[path]
+			if (path ~ /-tier$/ || psh[k, 1] != "") {
+				for (i = 1; i <= m; i++) h[i] = psh[k, i]
+				S[path] = med(h, m)
+			}
+		}
+		if (n[l SUBSEP "xdp-tier"] && n[l SUBSEP "xdp"])
+			printf "%-6s the tier: program ns per frame, flood dropped %.1f against challenged %.1f (%.2fx); proven client answered %.2f %%\n", l, P["xdp-tier"], P["xdp"], P["xdp-tier"] / P["xdp"], 100 * S["xdp-tier"]
+		if (n[l SUBSEP "socket-tier"])
+			printf "%-6s the tier on the socket path: proven client answered %.2f %%\n", l, 100 * S["socket-tier"]
+		for (p = 1; p <= 2; p++) {
+			path = p == 1 ? "xdp" : "socket"
+			if (n[l SUBSEP path] && S[path] != "")
+				printf "%-6s no tier, %s: proven client answered %.2f %%\n", l, path, 100 * S[path]
 		}
 		if (n[l SUBSEP "base"])
 			printf "%-6s the checks since %s: %.1f ns per frame in the program (xdp %.1f - base %.1f)\n", l, base, P["xdp"] - P["base"], P["xdp"], P["base"]
@@ -338,6 +376,6 @@ END {
 		}
 		if (n[l SUBSEP "echo"] && n[l SUBSEP "echo-state"])
 			paired(l, "echo-state", "echo")
-		delete A; delete C; delete P
+		delete A; delete C; delete P; delete S
 	}
 }' base="$BASE" spread="$SPREAD" "$results"

@@ -122,6 +122,15 @@ type Limits struct {
 	UnprovenRate  ByteSize `toml:"unproven_rate"`  // reply bytes per second to all unproven sources together
 	UnprovenBurst ByteSize `toml:"unproven_burst"` // burst of the unproven budget
 	TrackedIPs    int      `toml:"tracked_ips"`    // sources remembered (16 B each per table); bounds memory
+	// UnprovenPacketRate and UnprovenPacketBurst are the proven-source
+	// tier's gate: requests per second from sources that have not proven
+	// their address answered at all, all together (0: no gate); past it
+	// they are shed, counted "unproven_shed".
+	UnprovenPacketRate  int `toml:"unproven_packet_rate"`
+	UnprovenPacketBurst int `toml:"unproven_packet_burst"`
+	// ProvenFor is how long a source that returned a valid challenge token
+	// stays proven (0: never remembered).
+	ProvenFor Duration `toml:"proven_for"`
 	// Deny: sources neither the socket path nor the XDP program answers
 	// ("CIDR", or an address alone: its /32 or /128); reloaded on SIGHUP.
 	Deny Prefixes        `toml:"deny"`
@@ -203,7 +212,9 @@ func Defaults() Config {
 		Limits: Limits{
 			PerIPRate: ByteSize(l.PerIPRate), PerIPBurst: ByteSize(l.PerIPBurst),
 			UnprovenRate: ByteSize(l.UnprovenRate), UnprovenBurst: ByteSize(l.UnprovenBurst),
-			TrackedIPs: l.TrackedIPs,
+			TrackedIPs:         l.TrackedIPs,
+			UnprovenPacketRate: l.UnprovenPacketRate, UnprovenPacketBurst: l.UnprovenPacketBurst,
+			ProvenFor: Duration(l.ProvenFor),
 		},
 		Relay:    defaultRelay(),
 		Upstream: defaultUpstream(),

@@ -299,3 +299,26 @@ func TestCheckWarningsWithErrors(t *testing.T) {
 		t.Errorf("Check of a missing file: %v %v %v", c, w, err)
 	}
 }
+
+// TestProvenTierKeys: [limits]' proven-source tier keys decode (0 turns the
+// gate off, "0s" remembers no source) and their defaults are written out.
+func TestProvenTierKeys(t *testing.T) {
+	d := Defaults().Limits
+	if d.UnprovenPacketRate != 20000 || d.UnprovenPacketBurst != 2000 || time.Duration(d.ProvenFor) != 10*time.Minute {
+		t.Fatalf("defaults: %d, %d, %v", d.UnprovenPacketRate, d.UnprovenPacketBurst, time.Duration(d.ProvenFor))
+	}
+	c, err := Parse([]byte("[limits]\nunproven_packet_rate = 0\nunproven_packet_burst = 0\nproven_for = \"0s\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Limits; l.UnprovenPacketRate != 0 || l.UnprovenPacketBurst != 0 || l.ProvenFor != 0 {
+		t.Fatalf("got %+v", l)
+	}
+	c, err = Parse([]byte("[limits]\nunproven_packet_rate = 500\nunproven_packet_burst = 50\nproven_for = \"90s\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Limits; l.UnprovenPacketRate != 500 || l.UnprovenPacketBurst != 50 || time.Duration(l.ProvenFor) != 90*time.Second {
+		t.Fatalf("got %+v", l)
+	}
+}

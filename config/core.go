@@ -100,6 +100,12 @@ func (c *Config) validateLimits(errs *Errors) {
 	if l.UnprovenBurst < 1500 {
 		errs.Add("limits.unproven_burst", "must be at least 1500 bytes (one full datagram)")
 	}
+	if l.UnprovenPacketRate < 0 {
+		errs.Add("limits.unproven_packet_rate", "want requests per second, 0 (no gate) or more, got %d", l.UnprovenPacketRate)
+	}
+	if l.UnprovenPacketRate > 0 && l.UnprovenPacketBurst < 1 {
+		errs.Add("limits.unproven_packet_burst", "want at least 1 request, got %d", l.UnprovenPacketBurst)
+	}
 	if l.TrackedIPs < 16 || l.TrackedIPs > 1<<24 {
 		errs.Add("limits.tracked_ips", "want 16 to 16777216, got %d", l.TrackedIPs)
 	}

@@ -78,6 +78,10 @@ func limitsOf(c *config.Config) responder.Limits {
 		UnprovenRate:  int(c.Limits.UnprovenRate),
 		UnprovenBurst: int(c.Limits.UnprovenBurst),
 		TrackedIPs:    c.Limits.TrackedIPs,
+
+		UnprovenPacketRate:  c.Limits.UnprovenPacketRate,
+		UnprovenPacketBurst: c.Limits.UnprovenPacketBurst,
+		ProvenFor:           time.Duration(c.Limits.ProvenFor),
 	}
 }
 

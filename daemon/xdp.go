@@ -175,6 +175,7 @@ func shareLimits(l responder.Limits) responder.Limits {
 	}
 	l.PerIPRate, l.PerIPBurst = responder.SplitBudget(l.PerIPRate, l.PerIPBurst, 2)
 	l.UnprovenRate, l.UnprovenBurst = responder.SplitBudget(l.UnprovenRate, l.UnprovenBurst, 2)
+	l.UnprovenPacketRate, l.UnprovenPacketBurst = responder.SplitPackets(l.UnprovenPacketRate, l.UnprovenPacketBurst, 2)
 	return l
 }
 

@@ -58,3 +58,12 @@ func (r PacketRate) PacketLimit() (ratePerSec float64, burst int) {
 }
 
 var _ PacketLimited = PacketRate{}
+
+// TokenChecker is implemented by a handler that can tell, without
+// answering, whether a request carries a valid challenge token for its
+// source: while the proven-source tier sheds unproven requests (the
+// responder's unproven packet gate is spent), such a request is still
+// answered. ValidToken must not build a reply; it may hash the token.
+type TokenChecker interface {
+	ValidToken(req []byte, src netip.AddrPort) bool
+}

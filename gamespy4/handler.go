@@ -80,6 +80,16 @@ func (h *Handler) Listed() int {
 	return 0
 }
 
+// ValidToken reports whether req carries src's valid challenge token
+// (dgram.TokenChecker): the proven-source tier answers such a request even
+// while it sheds the unproven ones.
+func (h *Handler) ValidToken(req []byte, src netip.AddrPort) bool {
+	r, err := ParseRequest(req)
+	return err == nil && r.Type != TypeHandshake && h.Valid(src.Addr(), r.Token)
+}
+
+var _ dgram.TokenChecker = (*Handler)(nil)
+
 // Answer answers one request by appending its reply datagram, written into
 // scratch (at least MaxPacket bytes), to out. A handshake gets the token
 // (Challenged); a stat with a valid token the basic or full stat (Answered);

@@ -30,7 +30,7 @@ const (
 var SourceOutcomes = [numSourceOutcomes]string{
 	"answered", "challenged", "malformed", "ignored",
 	"rate_limited", "unknown", "stale", "forwarded", "panic", "denied", "relay_dropped",
-	"host_rate_limited",
+	"host_rate_limited", "unproven_shed",
 }
 
 // numSourceOutcomes is the number of SourceOutcomes: the responder's

@@ -10,8 +10,8 @@
 //
 // [listen] socket picks how the UDP sockets are read and answered
 // (SocketLayer). Every layer hands its datagrams to the same pipeline
-// (route, deny, silence, packet rate, the handler's Answer, budgets,
-// count), so the layers differ only in how bytes cross the kernel: the
+// (route, deny, silence, the proven-source tier, packet rate, the
+// handler's Answer, budgets, count), so the layers differ only in how bytes cross the kernel: the
 // behaviour tests run on all three (server_test.go's layers).
 //
 // SocketBatch, the default on Linux, exists for throughput: per-core
@@ -36,6 +36,19 @@
 // through the netpoller, on any OS (a developer's macOS or Windows, the
 // BSDs). It is the slowest and the simplest, the reference the other two
 // must match.
+//
+// # Proven sources first
+//
+// A source is proven once the server answered a valid challenge token from
+// it, for Limits.ProvenFor (gate.go). The requests that do not answer a
+// valid token draw on the unproven packet gate (Limits.UnprovenPacketRate,
+// a share per receive loop, split with the XDP program like the byte
+// budgets); while a loop's share is spent, a request from a source that is
+// not proven and that carries no valid token (dgram.TokenChecker) is shed
+// before the packet rate and the handler's Answer: no token hashed, no
+// reply built, counted "unproven_shed". Proven sources keep their
+// challenges and answers. Config.OnProven learns each newly proven source
+// (for a socket-steering program).
 //
 // When one may go: portable stays while queryd builds for anything but
 // Linux (it is the only layer there). Batch may go once uring is the

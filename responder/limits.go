@@ -14,6 +14,16 @@ type Limits struct {
 	UnprovenRate  int // reply bytes per second to all unproven sources together
 	UnprovenBurst int
 	TrackedIPs    int // sources whose budgets are remembered (LRU); bounds memory
+	// UnprovenPacketRate is the proven-source tier's gate: the requests per
+	// second from sources that have not proven their address (challenges
+	// included) answered at all, all of them together (0: no gate); while
+	// it is spent such a request is shed before any reply work, counted
+	// "unproven_shed" (gate.go).
+	UnprovenPacketRate  int
+	UnprovenPacketBurst int // requests the gate lets through at once
+	// ProvenFor is how long a source stays proven after queryd answered a
+	// valid challenge token from it (0: never remembered).
+	ProvenFor time.Duration
 }
 
 // DefaultLimits are the budgets used when the config sets none.
@@ -23,6 +33,10 @@ var DefaultLimits = Limits{
 	UnprovenRate:  1 << 20,
 	UnprovenBurst: 64 << 10,
 	TrackedIPs:    65536,
+
+	UnprovenPacketRate:  20000,
+	UnprovenPacketBurst: 2000,
+	ProvenFor:           10 * time.Minute,
 }
 
 // Validate reports the first budget that cannot work.
@@ -38,6 +52,12 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("unproven burst must be at least 1500 bytes, got %d", l.UnprovenBurst)
 	case l.TrackedIPs < 16:
 		return fmt.Errorf("tracked IPs must be at least 16, got %d", l.TrackedIPs)
+	case l.UnprovenPacketRate < 0:
+		return fmt.Errorf("unproven packet rate must not be negative, got %d", l.UnprovenPacketRate)
+	case l.UnprovenPacketRate > 0 && l.UnprovenPacketBurst < 1:
+		return fmt.Errorf("unproven packet burst must be at least 1, got %d", l.UnprovenPacketBurst)
+	case l.ProvenFor < 0:
+		return fmt.Errorf("proven_for must not be negative, got %v", l.ProvenFor)
 	}
 	return nil
 }
@@ -52,6 +72,19 @@ func SplitBudget(rate, burst, n int) (int, int) {
 	return max(rate/n, 1), max(burst/n, 1500)
 }
 
+// SplitPackets is one of n equal shares of a packet budget of rate
+// requests/s and burst requests (the unproven packet gate's): the rate
+// divided (at least 1), the burst divided (at least 1); a rate of 0 (no
+// gate) stays 0. It is SplitBudget without the one-datagram floor, which
+// only byte budgets need.
+func SplitPackets(rate, burst, n int) (int, int) {
+	if rate <= 0 {
+		return 0, 0
+	}
+	n = max(n, 1)
+	return max(rate/n, 1), max(burst/n, 1)
+}
+
 // limiter applies the per-IP and the unproven budgets.
 type limiter struct {
 	lim   Limits
@@ -62,6 +95,9 @@ type limiter struct {
 	// which never go back.
 	unproven      []*rate.Limiter
 	unprovenBurst int // each share's burst (asking the Limiter takes its lock)
+	// gate is the unproven packet gate split evenly among the receive loops
+	// like unproven (gate.go); nil: no gate.
+	gate []*rate.Limiter
 }
 
 // newLimiter makes the budgets for loops receive loops.
@@ -78,6 +114,11 @@ func newLimiter(l Limits, loops int) (*limiter, error) {
 	lim := &limiter{lim: l, perIP: perIP, unprovenBurst: burst}
 	for i := 0; i < loops; i++ {
 		lim.unproven = append(lim.unproven, rate.NewLimiter(rate.Limit(share), burst))
+	}
+	if pr, pb := SplitPackets(l.UnprovenPacketRate, l.UnprovenPacketBurst, loops); pr > 0 {
+		for i := 0; i < loops; i++ {
+			lim.gate = append(lim.gate, rate.NewLimiter(rate.Limit(pr), pb))
+		}
 	}
 	return lim, nil
 }

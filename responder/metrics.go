@@ -19,6 +19,7 @@ const (
 	outDenied                                       // the source is in [limits] deny
 	outRelayDropped                                 // unclaimed, and the relay dropped it (loop, caps, queue)
 	outHostLimited                                  // the reply would exceed the host-wide per-IP budget (HostBudget)
+	outUnprovenShed                                 // shed by the proven-source tier: the unproven packet gate was spent (gate.go)
 	numOutcomes
 )
 
@@ -43,6 +44,8 @@ func outcomeLabel(o int) string {
 		return "relay_dropped"
 	case outHostLimited:
 		return "host_rate_limited"
+	case outUnprovenShed:
+		return "unproven_shed"
 	}
 	return dgram.Outcome(o).String()
 }

@@ -91,3 +91,44 @@ func TestProcessUnclaimedAllocs(t *testing.T) {
 		t.Errorf("an unclaimed datagram at info level: %v allocations; want 0", n)
 	}
 }
+
+// BenchmarkProcessShed measures what a request the proven-source tier
+// sheds costs the responder (route, the gate, the proven set's lookup,
+// the count: no Answer), from sources that change every request, as in a
+// spoofed flood: it must allocate nothing.
+func BenchmarkProcessShed(b *testing.B) {
+	clock := &dgram.Clock{}
+	is := challenge.NewWithKey([16]byte{1}, clock.Now)
+	h := &infoHandler{is: is, reply: make([]byte, 120)}
+	s, err := New(Config{Listen: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}, Registry: prometheus.NewRegistry(), Clock: clock}, h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := []byte("\xFF\xFF\xFF\xFFTSource Engine Query\x00")
+	ss := s.newSession()
+	scratch := make([]byte, ScratchSize)
+	s.SetLimits(Limits{PerIPRate: 1 << 40, PerIPBurst: 1 << 30, UnprovenRate: 1, UnprovenBurst: 1500, TrackedIPs: 65536,
+		UnprovenPacketRate: 1, UnprovenPacketBurst: 1, ProvenFor: time.Minute})
+	s.limit.Load().gateDraw(ss.id, time.Now()) // spent for the next second
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.beginBatch(ss, time.Now())
+		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, byte(i >> 8), byte(i)}), 40000)
+		if out := s.process(ss, req, scratch, src, nil, nil); len(out) != 0 {
+			b.Fatal("answered")
+		}
+		if i%16 == 15 {
+			ss.flush()
+		}
+	}
+	b.StopTimer()
+	ss.flush()
+	var n uint64
+	for r := range ss.stats.req {
+		n += ss.stats.req[r][outUnprovenShed].Load()
+	}
+	if n != uint64(b.N) {
+		b.Fatalf("%d of %d counted unproven_shed", n, b.N)
+	}
+}

@@ -40,7 +40,12 @@ type Config struct {
 	Forward Forwarder
 	// Clock, when set, is set to the time at the start of every receive
 	// batch, for handlers and the challenge issuer to read cheaply.
-	Clock    *dgram.Clock
+	Clock *dgram.Clock
+	// OnProven, when set, is told of a source the moment it becomes proven
+	// (the proven-source tier, gate.go: queryd answered a valid challenge
+	// token from it and it was not proven already), from the receive loop:
+	// it must not block.
+	OnProven func(netip.Addr)
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -71,6 +76,7 @@ type Server struct {
 	panics   panicLog     // recovered panics' log, at most one a second
 	tops     sourceTables // the receive loops' busiest-sources tables (busiest.go)
 	unclaim  unclaimedLog // unclaimed datagrams' debug log, at most one a second
+	proven   *provenSet   // the proven sources (gate.go), kept across SetLimits
 }
 
 // listener is one configured address with its socket(s) and receive loops.
@@ -118,6 +124,9 @@ func New(cfg Config, handlers ...Handler) (*Server, error) {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, metrics: m, socks: socketSet{cfg: sc}, unclaim: newUnclaimedLog()}
+	if s.proven, err = newProvenSet(cfg.Limits.TrackedIPs); err != nil {
+		return nil, fmt.Errorf("proven sources: %w", err)
+	}
 	if err := s.SetLimits(cfg.Limits); err != nil {
 		return nil, err
 	}
@@ -278,7 +287,8 @@ func (s *Server) process(ss *session, req, scratch []byte, src netip.AddrPort, o
 	return s.answer(ss, req, scratch, src, oob, back)
 }
 
-// answer answers one datagram: route, deny, silence, packet rate, the
+// answer answers one datagram: route, deny, silence, the proven-source
+// tier (gate.go), packet rate, the
 // handler's Answer, budgets, count. It returns the
 // datagrams to send (pointing into scratch or into the handlers' replies).
 // Unclaimed datagrams go to the Forwarder when there is one.
@@ -316,6 +326,10 @@ func (s *Server) answer(ss *session, req, scratch []byte, src netip.AddrPort, oo
 		return nil
 	}
 	key := ss.key
+	if s.shed(ss, h, req, src) {
+		ss.count(row, outUnprovenShed, len(req), 0)
+		return nil
+	}
 	if !b.rt.pkt[idx].allow(key, b.now) {
 		ss.count(row, outRateLimited, len(req), 0)
 		return nil
@@ -335,6 +349,7 @@ func (s *Server) answer(ss *session, req, scratch []byte, src netip.AddrPort, oo
 			return nil
 		}
 	}
+	s.afterAnswer(ss, src, outcome, size > 0)
 	ss.count(row, int(outcome), len(req), size)
 	return out
 }

@@ -117,6 +117,16 @@ func (h *Handler) Logo() *Logo {
 	return nil
 }
 
+// ValidToken reports whether req carries src's valid challenge token
+// (dgram.TokenChecker): the proven-source tier answers such a request even
+// while it sheds the unproven ones.
+func (h *Handler) ValidToken(req []byte, src netip.AddrPort) bool {
+	r, err := ParseRequest(req)
+	return err == nil && r.Token != 0 && h.issuer.Valid(src.Addr(), r.Token)
+}
+
+var _ dgram.TokenChecker = (*Handler)(nil)
+
 // Answer answers one request by appending reply datagrams to out: the
 // 12-byte challenge to a request without a valid token (smaller than the
 // 64-byte request), every info part, or one logo piece. Broken requests and

@@ -49,6 +49,16 @@ func (h *Handler) Listed(chunks byte) (rules, players int) {
 	return 0, 0
 }
 
+// ValidToken reports whether req carries src's valid challenge token
+// (dgram.TokenChecker): the proven-source tier answers such a request even
+// while it sheds the unproven ones.
+func (h *Handler) ValidToken(req []byte, src netip.AddrPort) bool {
+	r, err := ParseRequest(req)
+	return err == nil && r.Type != TypeChallenge && h.issuer.Valid(src.Addr(), r.Token)
+}
+
+var _ dgram.TokenChecker = (*Handler)(nil)
+
 // Answer answers one request by appending its reply datagrams, written into
 // scratch (at least MaxReply bytes), to out. A challenge request gets the
 // token (Challenged, 5 bytes for 5); a query with a valid token its chunks

@@ -41,6 +41,7 @@ type FastPath struct {
 	links      []attached
 	net        *netWatch
 	ncpu       int
+	provenMask uint64 // the proven table's buckets - 1 (proven_linux.go)
 	mtu        uint32 // the smallest MTU of the interfaces
 	kick       chan struct{}
 	disabled   atomic.Bool                          // tests: pass everything to the socket path
@@ -106,6 +107,7 @@ func New(cfg Config) (f *FastPath, err error) {
 	spec.Maps[querydMapPerip].MaxEntries = tracked
 	spec.Maps[querydMapPktrate].MaxEntries = min(2*tracked, 1<<21) // room for two protocols' packet rates per source
 	spec.Maps[querydMapHostip].MaxEntries = hostEntries(cfg.Host, tracked)
+	spec.Maps[querydMapProven].MaxEntries = provenBuckets(int(tracked))
 	spec.Maps[querydMapDrainMap].Contents = []ebpf.MapKV{{Key: uint32(0), Value: querydDrain{Gen: 1}}}
 	spec.Maps[querydMapReplies].InnerMap.MaxEntries = list.slots
 	spec.Maps[querydMapRepliesEmpty].MaxEntries = list.slots
@@ -115,6 +117,7 @@ func New(cfg Config) (f *FastPath, err error) {
 	if f.ncpu, err = ebpf.PossibleCPU(); err != nil {
 		return nil, fmt.Errorf("possible CPUs: %w", err)
 	}
+	f.provenMask = uint64(spec.Maps[querydMapProven].MaxEntries - 1)
 	if err := f.loadMaps(); err != nil {
 		return nil, fmt.Errorf("load the XDP maps (needs CAP_BPF and CAP_NET_ADMIN, Linux 5.18 or later): %w", err)
 	}

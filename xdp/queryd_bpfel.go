@@ -45,6 +45,11 @@ type querydConfig struct {
 	HostTau    uint64
 	RateCost   [8]uint64
 	RateTau    [8]uint64
+	GateCost   uint64
+	GateTau    uint64
+	ProvenNs   uint64
+	ProvenSeed uint64
+	ProvenMask uint64
 	Mtu        uint32
 	Enabled    uint32
 	Deny       uint32
@@ -161,13 +166,14 @@ type querydIpkey struct {
 type querydOutcome uint32
 
 const (
-	querydOutcomeOUT_ANSWERED     querydOutcome = 0
-	querydOutcomeOUT_OPEN         querydOutcome = 1
-	querydOutcomeOUT_CHALLENGED   querydOutcome = 2
-	querydOutcomeOUT_RATE_LIMITED querydOutcome = 3
-	querydOutcomeOUT_STALE        querydOutcome = 4
-	querydOutcomeOUT_DENIED       querydOutcome = 5
-	querydOutcomeNOUT             querydOutcome = 6
+	querydOutcomeOUT_ANSWERED      querydOutcome = 0
+	querydOutcomeOUT_OPEN          querydOutcome = 1
+	querydOutcomeOUT_CHALLENGED    querydOutcome = 2
+	querydOutcomeOUT_RATE_LIMITED  querydOutcome = 3
+	querydOutcomeOUT_STALE         querydOutcome = 4
+	querydOutcomeOUT_DENIED        querydOutcome = 5
+	querydOutcomeOUT_UNPROVEN_SHED querydOutcome = 6
+	querydOutcomeNOUT              querydOutcome = 7
 )
 
 type querydPassReason uint32
@@ -189,7 +195,12 @@ type querydPeer struct {
 	RouteOif uint32
 	Tok      uint64
 	CountGen [2]uint32
-	N        [2][6]uint32
+	N        [2][7]uint32
+}
+
+type querydProvenBucket struct {
+	_   structs.HostLayout
+	Way [4]uint64
 }
 
 type querydQ3line struct {
@@ -227,7 +238,7 @@ type querydSeen struct {
 	_   structs.HostLayout
 	Key querydSrckey
 	Gen uint32
-	N   [6]uint32
+	N   [7]uint32
 }
 
 type querydServerLimit uint32
@@ -238,7 +249,7 @@ const (
 
 type querydSourceCount struct {
 	_ structs.HostLayout
-	N [6]uint64
+	N [7]uint64
 }
 
 type querydSrckey struct {
@@ -256,7 +267,7 @@ type querydSrvdenykey struct {
 
 type querydStats struct {
 	_            structs.HostLayout
-	Req          [8][6]uint64
+	Req          [8][7]uint64
 	In           [8]uint64
 	Out          [8]uint64
 	Passed       [6]uint64
@@ -283,6 +294,7 @@ const (
 	querydMapPerip           = "perip"
 	querydMapPktrate         = "pktrate"
 	querydMapPorts           = "ports"
+	querydMapProven          = "proven"
 	querydMapQ3Line          = "q3_line"
 	querydMapReplies         = "replies"
 	querydMapRepliesEmpty    = "replies_empty"
@@ -291,6 +303,7 @@ const (
 	querydMapSources         = "sources"
 	querydMapStatsMap        = "stats_map"
 	querydMapUnproven        = "unproven"
+	querydMapUnprovenGate    = "unproven_gate"
 	querydProgQuerydXdp      = "queryd_xdp"
 	querydProgQuerydXdpDev   = "queryd_xdp_dev"
 	querydVarFastProtocols   = "fast_protocols"
@@ -362,6 +375,7 @@ type querydMapSpecs struct {
 	Perip           *ebpf.MapSpec `ebpf:"perip"`
 	Pktrate         *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports           *ebpf.MapSpec `ebpf:"ports"`
+	Proven          *ebpf.MapSpec `ebpf:"proven"`
 	Q3Line          *ebpf.MapSpec `ebpf:"q3_line"`
 	Replies         *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty    *ebpf.MapSpec `ebpf:"replies_empty"`
@@ -370,6 +384,7 @@ type querydMapSpecs struct {
 	Sources         *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap        *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven        *ebpf.MapSpec `ebpf:"unproven"`
+	UnprovenGate    *ebpf.MapSpec `ebpf:"unproven_gate"`
 }
 
 // querydVariableSpecs contains global variables before they are loaded into the kernel.
@@ -415,6 +430,7 @@ type querydMaps struct {
 	Perip           *ebpf.Map `ebpf:"perip"`
 	Pktrate         *ebpf.Map `ebpf:"pktrate"`
 	Ports           *ebpf.Map `ebpf:"ports"`
+	Proven          *ebpf.Map `ebpf:"proven"`
 	Q3Line          *ebpf.Map `ebpf:"q3_line"`
 	Replies         *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty    *ebpf.Map `ebpf:"replies_empty"`
@@ -423,6 +439,7 @@ type querydMaps struct {
 	Sources         *ebpf.Map `ebpf:"sources"`
 	StatsMap        *ebpf.Map `ebpf:"stats_map"`
 	Unproven        *ebpf.Map `ebpf:"unproven"`
+	UnprovenGate    *ebpf.Map `ebpf:"unproven_gate"`
 }
 
 func (m *querydMaps) Close() error {
@@ -443,6 +460,7 @@ func (m *querydMaps) Close() error {
 		m.Perip,
 		m.Pktrate,
 		m.Ports,
+		m.Proven,
 		m.Q3Line,
 		m.Replies,
 		m.RepliesEmpty,
@@ -451,6 +469,7 @@ func (m *querydMaps) Close() error {
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,
+		m.UnprovenGate,
 	)
 }
 

@@ -45,6 +45,11 @@ type querydtestConfig struct {
 	HostTau    uint64
 	RateCost   [8]uint64
 	RateTau    [8]uint64
+	GateCost   uint64
+	GateTau    uint64
+	ProvenNs   uint64
+	ProvenSeed uint64
+	ProvenMask uint64
 	Mtu        uint32
 	Enabled    uint32
 	Deny       uint32
@@ -99,7 +104,12 @@ type querydtestPeer struct {
 	RouteOif uint32
 	Tok      uint64
 	CountGen [2]uint32
-	N        [2][6]uint32
+	N        [2][7]uint32
+}
+
+type querydtestProvenBucket struct {
+	_   structs.HostLayout
+	Way [4]uint64
 }
 
 type querydtestQ3line struct {
@@ -131,12 +141,12 @@ type querydtestSeen struct {
 	_   structs.HostLayout
 	Key querydtestSrckey
 	Gen uint32
-	N   [6]uint32
+	N   [7]uint32
 }
 
 type querydtestSourceCount struct {
 	_ structs.HostLayout
-	N [6]uint64
+	N [7]uint64
 }
 
 type querydtestSrckey struct {
@@ -154,7 +164,7 @@ type querydtestSrvdenykey struct {
 
 type querydtestStats struct {
 	_            structs.HostLayout
-	Req          [8][6]uint64
+	Req          [8][7]uint64
 	In           [8]uint64
 	Out          [8]uint64
 	Passed       [6]uint64
@@ -176,6 +186,7 @@ const (
 	querydtestMapPerip            = "perip"
 	querydtestMapPktrate          = "pktrate"
 	querydtestMapPorts            = "ports"
+	querydtestMapProven           = "proven"
 	querydtestMapQ3Line           = "q3_line"
 	querydtestMapReplies          = "replies"
 	querydtestMapRepliesEmpty     = "replies_empty"
@@ -184,6 +195,7 @@ const (
 	querydtestMapSources          = "sources"
 	querydtestMapStatsMap         = "stats_map"
 	querydtestMapUnproven         = "unproven"
+	querydtestMapUnprovenGate     = "unproven_gate"
 	querydtestProgQuerydEcho      = "queryd_echo"
 	querydtestProgQuerydEchoState = "queryd_echo_state"
 	querydtestProgQuerydPass      = "queryd_pass"
@@ -255,6 +267,7 @@ type querydtestMapSpecs struct {
 	Perip        *ebpf.MapSpec `ebpf:"perip"`
 	Pktrate      *ebpf.MapSpec `ebpf:"pktrate"`
 	Ports        *ebpf.MapSpec `ebpf:"ports"`
+	Proven       *ebpf.MapSpec `ebpf:"proven"`
 	Q3Line       *ebpf.MapSpec `ebpf:"q3_line"`
 	Replies      *ebpf.MapSpec `ebpf:"replies"`
 	RepliesEmpty *ebpf.MapSpec `ebpf:"replies_empty"`
@@ -263,6 +276,7 @@ type querydtestMapSpecs struct {
 	Sources      *ebpf.MapSpec `ebpf:"sources"`
 	StatsMap     *ebpf.MapSpec `ebpf:"stats_map"`
 	Unproven     *ebpf.MapSpec `ebpf:"unproven"`
+	UnprovenGate *ebpf.MapSpec `ebpf:"unproven_gate"`
 }
 
 // querydtestVariableSpecs contains global variables before they are loaded into the kernel.
@@ -302,6 +316,7 @@ type querydtestMaps struct {
 	Perip        *ebpf.Map `ebpf:"perip"`
 	Pktrate      *ebpf.Map `ebpf:"pktrate"`
 	Ports        *ebpf.Map `ebpf:"ports"`
+	Proven       *ebpf.Map `ebpf:"proven"`
 	Q3Line       *ebpf.Map `ebpf:"q3_line"`
 	Replies      *ebpf.Map `ebpf:"replies"`
 	RepliesEmpty *ebpf.Map `ebpf:"replies_empty"`
@@ -310,6 +325,7 @@ type querydtestMaps struct {
 	Sources      *ebpf.Map `ebpf:"sources"`
 	StatsMap     *ebpf.Map `ebpf:"stats_map"`
 	Unproven     *ebpf.Map `ebpf:"unproven"`
+	UnprovenGate *ebpf.Map `ebpf:"unproven_gate"`
 }
 
 func (m *querydtestMaps) Close() error {
@@ -325,6 +341,7 @@ func (m *querydtestMaps) Close() error {
 		m.Perip,
 		m.Pktrate,
 		m.Ports,
+		m.Proven,
 		m.Q3Line,
 		m.Replies,
 		m.RepliesEmpty,
@@ -333,6 +350,7 @@ func (m *querydtestMaps) Close() error {
 		m.Sources,
 		m.StatsMap,
 		m.Unproven,
+		m.UnprovenGate,
 	)
 }
 

@@ -35,6 +35,10 @@ type server struct {
 	deny   atomic.Pointer[responder.Deny]
 	dirty  atomic.Bool // Changed: publish at the next kick
 	coll   serverCollector
+	// provenSeed keys its sources' places in the proven table (random per
+	// server: a server that takes a removed one's index finds none of its
+	// marks)
+	provenSeed uint64
 
 	// under FastPath.mu
 	last     []querydReply // the replies published last, by slot
@@ -94,7 +98,12 @@ func (f *FastPath) SetServers(ss []Server) error {
 	for _, c := range ss {
 		s := f.servers[c.Name]
 		if s == nil {
-			s = &server{index: f.freeIndexLocked(), lastDeny: map[querydSrvdenykey]bool{}}
+			seed, err := newProvenSeed()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("server %s: %w", c.Name, err))
+				continue
+			}
+			s = &server{index: f.freeIndexLocked(), lastDeny: map[querydSrvdenykey]bool{}, provenSeed: seed}
 			s.coll = serverCollector{f: f, s: s}
 			f.servers[c.Name] = s
 			f.byIndex[s.index] = s
@@ -164,6 +173,7 @@ func (f *FastPath) removeLocked(s *server) error {
 	errs = append(errs, f.maps.StatsMap.Put(s.index, zero))
 	unp := make([]uint64, f.ncpu)
 	errs = append(errs, f.maps.Unproven.Put(s.index, unp))
+	errs = append(errs, f.maps.UnprovenGate.Put(s.index, unp))
 	if s.cfg.Registry != nil {
 		s.cfg.Registry.Unregister(s.coll)
 	}
@@ -401,7 +411,8 @@ func freshUntil(silentFrom func() time.Time, wall, mono int64) uint64 {
 // setBudgets writes a server's byte budgets and Quake 3's and Bedrock's
 // packet rates into c, with the responder's semantics and arithmetic
 // (responder.GCRA, responder.SplitBudget): the unproven budget split among
-// the receive loops (here the CPUs).
+// the receive loops (here the CPUs), and so the proven-source tier's gate
+// (responder.SplitPackets) and how long a source stays proven.
 func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	l := *s.limits.Load()
 	if l == (responder.Limits{}) {
@@ -413,6 +424,13 @@ func (f *FastPath) setBudgets(s *server, c *querydConfig) {
 	unp := responder.NewGCRA(float64(rate), burst)
 	c.UnpNs, c.UnpBurst, c.UnpTau = unp.CostQ16(), uint64(burst), uint64(unp.Tolerance())
 	c.RateCost, c.RateTau = f.packetRates(s)
+	c.GateCost, c.GateTau = 0, 0
+	if rate, burst := responder.SplitPackets(l.UnprovenPacketRate, l.UnprovenPacketBurst, f.ncpu); rate > 0 {
+		g := responder.NewGCRA(float64(rate), burst)
+		c.GateCost, c.GateTau = uint64(g.Cost(1)), uint64(g.Tolerance())
+	}
+	c.ProvenNs = uint64(max(l.ProvenFor, 0))
+	c.ProvenSeed, c.ProvenMask = s.provenSeed, f.provenMask
 	c.HostNs, c.HostBurst, c.HostTau = 0, 0, 0
 	if h := f.host.Load(); h != nil && *h != (responder.HostLimits{}) {
 		g := h.GCRA()

@@ -25,6 +25,8 @@ var outcomeLabel = [querydOutcomeNOUT]string{
 	querydOutcomeOUT_RATE_LIMITED: "rate_limited",
 	querydOutcomeOUT_STALE:        "stale",
 	querydOutcomeOUT_DENIED:       "denied",
+
+	querydOutcomeOUT_UNPROVEN_SHED: "unproven_shed",
 }
 
 // passLabel names the reasons of queryd_xdp_passed_total.

@@ -58,11 +58,13 @@ func cmdFlood(args []string, stdout, stderr io.Writer) int {
 	threads := fs.Int("threads", 1, "sending threads")
 	pid := fs.Int("pid", 0, "the server's process, for its CPU time")
 	rate := fs.Int("rate", 0, "frames per second offered in all (0: as fast as the threads can send); paced in batches of 64")
+	proven := fs.Int("proven", 0, "a proven client on -proven-src asks A2S_INFO this many times a second during the flood, a challenge then the token query each time (0: none; at most 1000)")
+	provenSrc := fs.String("proven-src", "198.18.0.2", "the proven client's address (already on -iface)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	r, err := flood(floodOpts{iface: *iface, dstMAC: *dstMAC, target: *target, target6: *target6, spoofed: *spoofed, mode: *mode, sources: *sources,
-		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports, rate: *rate})
+		duration: *duration, warmup: *warmup, threads: *threads, pid: *pid, ports: *ports, rate: *rate, proven: *proven, provenSrc: *provenSrc})
 	if err != nil {
 		fmt.Fprintln(stderr, "queryd-bench flood:", err)
 		return 1
@@ -77,7 +79,9 @@ type floodOpts struct {
 	spoofed                              int    // spoof6 mode's sources
 	duration, warmup                     time.Duration
 	threads, pid, ports                  int
-	rate                                 int // frames/s in all; 0: unpaced
+	rate                                 int    // frames/s in all; 0: unpaced
+	proven                               int    // the proven client's queries a second (0: none)
+	provenSrc                            string // its address
 }
 
 func flood(o floodOpts) (string, error) {
@@ -96,6 +100,9 @@ func flood(o floodOpts) (string, error) {
 	}
 	if err := notRootNamespace(); err != nil {
 		return "", err
+	}
+	if o.proven < 0 || o.proven > 1000 {
+		return "", fmt.Errorf("-proven %d: want 0 to 1000 queries a second", o.proven)
 	}
 	ifc, err := net.InterfaceByName(o.iface)
 	if err != nil {
@@ -130,12 +137,24 @@ func flood(o floodOpts) (string, error) {
 		return "", err
 	}
 	defer unix.Close(fd)
-	return measureFlood(o, fd, frames, pass)
+	var pc *provenClient
+	if o.proven > 0 {
+		src, err := netip.ParseAddr(o.provenSrc)
+		if err != nil || !floodNet.Contains(src) {
+			return "", fmt.Errorf("-proven-src must be in %s, got %q", floodNet, o.provenSrc)
+		}
+		if pc, err = newProvenClient(src, dst); err != nil {
+			return "", err
+		}
+		defer pc.c.Close()
+	}
+	return measureFlood(o, fd, frames, pass, pc)
 }
 
 // measureFlood sends frames in a loop on threads until warmup+duration and
 // measures the window.
-func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass) (string, error) {
+// With pc, the proven client runs meanwhile and its figures end the line.
+func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass, pc *provenClient) (string, error) {
 	var sent atomic.Uint64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -148,11 +167,23 @@ func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass) (string,
 		}(i)
 	}
 	time.Sleep(o.warmup)
+	var pstop atomic.Bool
+	pdone := make(chan struct{})
+	if pc != nil {
+		go func() {
+			defer close(pdone)
+			pc.run(o.proven, &pstop)
+		}()
+	} else {
+		close(pdone)
+	}
 	s0, a0, m0, srv0 := sent.Load(), mustUDP(pass), machineCPU(), serverCPU(o.pid)
 	start := time.Now()
 	time.Sleep(o.duration)
 	s1, a1, m1, srv1 := sent.Load(), mustUDP(pass), machineCPU(), serverCPU(o.pid)
 	secs := time.Since(start).Seconds()
+	pstop.Store(true)
+	<-pdone
 	stop.Store(true)
 	wg.Wait()
 	close(errc)
@@ -162,13 +193,18 @@ func measureFlood(o floodOpts, fd int, frames [][]byte, pass *xdp.Pass) (string,
 		}
 	}
 	answers := float64(a1 - a0)
+	tail := ""
+	if pc != nil {
+		asked, ok := pc.asked.Load(), pc.answer.Load()
+		tail = fmt.Sprintf(" proven_asked=%d proven_answered=%d proven_share=%.4f", asked, ok, float64(ok)/float64(max(asked, 1)))
+	}
 	if answers == 0 {
-		return "", errors.New("no answer in the measured window")
+		answers = 1 // a flood the program drops whole (the proven-source tier) answers nothing
 	}
 	perAnswer := func(d time.Duration) float64 { return float64(d.Microseconds()) / answers }
 	return fmt.Sprintf("RESULT mode=%s offered_per_s=%.0f answered_per_s=%.0f machine_cpu_us_per_answer=%.3f softirq_us_per_answer=%.3f server_cpu_us_per_answer=%.3f seconds=%.3f",
 		o.mode, float64(s1-s0)/secs, answers/secs, perAnswer(m1.busy-m0.busy), perAnswer(m1.softirq-m0.softirq),
-		perAnswer(srv1-srv0), secs), nil
+		perAnswer(srv1-srv0), secs) + tail, nil
 }
 
 func mustUDP(p *xdp.Pass) uint64 {

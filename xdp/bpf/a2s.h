@@ -120,6 +120,8 @@ static __always_inline int a2s_handle(struct query *q, const int v6)
 			return pass(q); // several datagrams: the socket path splits them
 		return answer(q, v6, OUT_ANSWERED, body, 0, 0);
 	}
+	if (shed(q))
+		return XDP_DROP;
 	if (kind == 'T' && (info->flags & REPLY_OPEN))
 		return answer(q, v6, OUT_OPEN, info, 0, 0);
 	return a2s_challenge(q, v6);

@@ -44,7 +44,7 @@ static __always_inline int bedrock_handle(struct query *q, const int v6)
 	struct reply *body = slot(q, BEDROCK_PONG);
 	if (!body || !body->len)
 		return pass(q);
-	if (silenced(q))
+	if (silenced(q) || shed(q))
 		return XDP_DROP;
 	if (!rate_allow(q)) {
 		count(q, OUT_RATE_LIMITED, 0);

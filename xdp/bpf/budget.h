@@ -4,6 +4,7 @@
 // bucket, updated with compare-and-swap so that CPUs share it without a lock.
 #pragma once
 
+#include "counters.h"
 #include "maps.h"
 
 // gcra takes cost ns from the bucket whose theoretical arrival time is at
@@ -57,6 +58,9 @@ static __always_inline int host_allow(const struct config *c, const struct src *
 	return bucket_allow(&hostip, &s->key.ip, now, cost_ns(n, c->host_ns), c->host_tau);
 }
 
+// no_peer is a new source's entry in perip.
+static const struct peer no_peer = {};
+
 // budget applies the per-IP byte budget to a reply of size bytes that
 // amplifies (larger than its request: reply.h's answer calls it for no
 // other), then the host-wide one (host_allow), and the CPU's share of the
@@ -70,18 +74,15 @@ static __always_inline int budget(const struct config *c, const struct src *s, s
 	__u64 cost = cost_ns(n, c->perip_ns);
 	struct peer *p = *pp;
 	if (!p) {
-		struct peer first = {.tat = now + cost};
-		if (bpf_map_update_elem(&perip, &s->key, &first, BPF_NOEXIST) == 0) {
-			*pp = bpf_map_lookup_elem(&perip, &s->key);
-			goto host;
-		}
+		// a new entry starts empty (a full bucket: tat 0), made from
+		// read-only data: the program's stack has no room for a struct peer
+		bpf_map_update_elem(&perip, &s->key, &no_peer, BPF_NOEXIST);
 		p = *pp = bpf_map_lookup_elem(&perip, &s->key);
 		if (!p)
 			return 0;
 	}
 	if (!gcra(&p->tat, now, cost, c->perip_tau))
 		return 0;
-host:
 	if (!host_allow(c, s, now, size))
 		return 0;
 	if (!untokened)
@@ -104,4 +105,96 @@ static __always_inline int rate_allow(const struct query *q)
 		return 1;
 	struct ratekey k = {.src = q->s.key, .proto = row};
 	return bucket_allow(&pktrate, &k, q->now, c->rate_cost[row], c->rate_tau[row]);
+}
+
+// proven_hash is the source's (and server's) keyed hash: the proven
+// table's bucket from its low bits, the fingerprint from its high ones.
+static __always_inline __u64 proven_hash(const struct query *q)
+{
+	__u64 a, b;
+	__builtin_memcpy(&a, &q->s.key.ip.b[0], 8);
+	__builtin_memcpy(&b, &q->s.key.ip.b[8], 8);
+	__u64 h = (a ^ q->c->proven_seed) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 29) ^ b ^ ((__u64)q->s.key.server << 40)) * 0xBF58476D1CE4E5B9ULL;
+	h = (h ^ (h >> 32)) * 0x94D049BB133111EBULL;
+	return h ^ (h >> 31);
+}
+
+// proven_of reports whether the query's source is proven now: a way of
+// its bucket with its fingerprint and a time still to come.
+static __always_inline int proven_of(const struct query *q)
+{
+	__u64 h = proven_hash(q);
+	__u32 i = h & q->c->proven_mask;
+	struct proven_bucket *bk = bpf_map_lookup_elem(&proven, &i);
+	if (!bk)
+		return 0;
+	__u32 fp = (h >> 32) | 1, now = q->now >> PROVEN_SHIFT;
+#pragma unroll
+	for (int w = 0; w < PROVEN_WAYS; w++) {
+		__u64 v = bk->way[w];
+		if ((__u32)(v >> 32) == fp && (__u32)v > now)
+			return 1;
+	}
+	return 0;
+}
+
+// mark_proven makes the query's source proven for proven_ns from now (an
+// answer to its valid token was sent): its way, else the way that ends
+// first (a free or past one if any). Two CPUs marking at once may lose one
+// mark, which the source's next answer makes again. A function of its own:
+// the parse path's frame has no room for it.
+static __noinline void mark_proven(const struct query *q)
+{
+	const struct config *c = q->c;
+	if (!c->proven_ns)
+		return;
+	__u64 h = proven_hash(q);
+	__u32 i = h & c->proven_mask;
+	struct proven_bucket *bk = bpf_map_lookup_elem(&proven, &i);
+	if (!bk)
+		return;
+	__u32 fp = (h >> 32) | 1;
+	__u32 until = (q->now + c->proven_ns) >> PROVEN_SHIFT;
+	int pick = 0;
+	__u32 first = 0xFFFFFFFF;
+#pragma unroll
+	for (int w = 0; w < PROVEN_WAYS; w++) {
+		__u64 v = bk->way[w];
+		if ((__u32)(v >> 32) == fp) {
+			pick = w;
+			break;
+		}
+		if ((__u32)v < first) {
+			first = (__u32)v;
+			pick = w;
+		}
+	}
+	if (pick >= 0 && pick < PROVEN_WAYS)
+		bk->way[pick] = ((__u64)fp << 32) | until;
+}
+
+// shed is the proven-source tier (the responder's gate.go), for a request
+// that does not answer a valid token, before any reply work (no token
+// computed, no route looked up, no reply built): it draws one request from
+// the CPU's share of the server's unproven packet gate; while that is
+// spent, a source not proven (proven_of: one bucket of the proven table
+// read) is dropped, counted OUT_UNPROVEN_SHED in the seen table (no
+// per-source insert). It returns 1 when the query is shed. Without a gate
+// (gate_cost 0) nothing is shed; while the gate has room no lookup is made.
+// A function of its own (not inlined): the parse path's frame has no room
+// for its registers (the 512 bytes of stack, combined).
+static __noinline int shed(struct query *q)
+{
+	const struct config *c = q->c;
+	if (!c->gate_cost)
+		return 0;
+	__u64 *tat = bpf_map_lookup_elem(&unproven_gate, &q->s.key.server);
+	if (tat && gcra(tat, q->now, c->gate_cost, c->gate_tau))
+		return 0;
+	if (proven_of(q))
+		return 0;
+	q->stateless = 1;
+	count(q, OUT_UNPROVEN_SHED, 0);
+	return 1;
 }

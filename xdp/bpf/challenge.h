@@ -14,6 +14,8 @@
 static __always_inline int challenge_reply(struct query *q, const int v6, const struct reply *tpl, const __u32 off,
 					   const int be)
 {
+	if (shed(q))
+		return XDP_DROP;
 	struct small sm = {};
 	__u32 n = tpl->len;
 	if (n > sizeof(sm.b) || n < off + 4)

@@ -18,7 +18,8 @@ enum proto_limit {
 };
 
 // Outcomes: the columns of the counters.
-enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, NOUT };
+// OUT_UNPROVEN_SHED: dropped by the proven-source tier (budget.h's shed).
+enum outcome { OUT_ANSWERED, OUT_OPEN, OUT_CHALLENGED, OUT_RATE_LIMITED, OUT_STALE, OUT_DENIED, OUT_UNPROVEN_SHED, NOUT };
 
 // Why a datagram to a listen address was left to the socket path (the
 // kernel): the reasons of queryd_xdp_passed_total.
@@ -65,5 +66,8 @@ enum reply_flags {
 #define MAX_ROUTES 65536 // routes of the main table mirrored for hosts that do not forward
 #define MAX_SOURCES 4096   // sources counted between two drains (the sources map)
 #define NSEEN 1024         // slots of the seen table, per CPU (a power of 2)
+
+#define PROVEN_WAYS 4   // sources per bucket of the proven table
+#define PROVEN_SHIFT 30 // its times: monotonic ns >> 30 (1.07 s units)
 
 #define EPOCH_NS 30000000000ULL // a token's epoch: 30 s (challenge.Issuer's)

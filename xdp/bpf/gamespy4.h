@@ -39,6 +39,8 @@ static __always_inline int gamespy4_claim(const struct query *q)
 // gs4_handshake sends 09 <session> <token in decimal> 00.
 static __always_inline int gs4_handshake(struct query *q, const int v6)
 {
+	if (shed(q))
+		return XDP_DROP;
 	struct small sm = {};
 	__u32 t = gs4_wire(current(q));
 	__u8 dig[10];

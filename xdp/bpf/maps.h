@@ -104,6 +104,27 @@ struct {
 	__type(value, __u64);
 } unproven SEC(".maps");
 
+// The proven-source tier's gate (budget.h's shed): one CPU's share of each
+// server's unproven packet gate, a GCRA's theoretical arrival time, drawn
+// by every request that does not answer a valid token.
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MAX_SERVERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} unproven_gate SEC(".maps");
+
+// The proven sources (budget.h's proven_of, mark_proven): a set-associative
+// table keyed by a keyed hash of the source (struct srckey), one bucket
+// read per lookup: no hash-map walk, no insert path, so that the flood the
+// tier drops costs one array read.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 16384); // set at load from [limits] tracked_ips (a power of two)
+	__type(key, __u32);
+	__type(value, struct proven_bucket);
+} proven SEC(".maps");
+
 // The attached interfaces' addresses and subnet broadcasts (package xdp
 // keeps them current from netlink): a source that is one of them gets
 // nothing (route.h).

@@ -254,7 +254,7 @@ static __always_inline int quake3_handle(struct query *q, const int v6)
 	struct reply *body = slot(q, which);
 	if (!body || !body->len)
 		return pass(q);
-	if (silenced(q))
+	if (silenced(q) || shed(q))
 		return XDP_DROP;
 	if (!rate_allow(q)) {
 		count(q, OUT_RATE_LIMITED, 0);

@@ -191,7 +191,10 @@ static __always_inline int answer(struct query *q, const int v6, enum outcome ou
 		return XDP_DROP;
 	}
 	int act = send(q, v6, body, sm, echo);
-	if (act == XDP_TX)
+	if (act == XDP_TX) {
 		count(q, out, size);
+		if (out == OUT_ANSWERED) // an answer to a valid token proves its source
+			mark_proven(q);
+	}
 	return act;
 }

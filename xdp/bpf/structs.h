@@ -28,6 +28,10 @@ struct config {
 	__u64 unp_ns, unp_burst, unp_tau;       // one CPU's share of the unproven budget
 	__u64 host_ns, host_burst, host_tau;    // the program's share of the host-wide per-IP budget (hostip), every server's the same (host_ns 0: none)
 	__u64 rate_cost[MAX_PROTOS], rate_tau[MAX_PROTOS]; // each protocol's per-source packet rate (by row): ns per request (0: none), burst ns
+	__u64 gate_cost, gate_tau; // one CPU's share of the unproven packet gate: ns per request (0: no gate), burst ns
+	__u64 proven_ns;           // how long an answer to a valid token keeps its source proven (0: never remembered)
+	__u64 proven_seed;         // the proven table's hash key (random, the server's)
+	__u64 proven_mask;         // its buckets - 1 (a power of two - 1)
 	__u32 mtu;
 	__u32 enabled; // 0: pass everything
 	__u32 deny;    // this server's entries in the deny trie (0: skip the lookup)
@@ -50,6 +54,14 @@ struct peer {
 	__u64 tok;           // epoch << 32 | the source's token of that epoch (IPv4 sources; 0: none yet)
 	__u32 count_gen[2];  // the drain period each half of n counts (0: none yet)
 	__u32 n[2][NOUT];    // requests by outcome in the periods count_gen
+};
+
+// One bucket of the proven table (proven, budget.h's proven_of): up to
+// PROVEN_WAYS proven sources, each way a fingerprint of the source's hash
+// (high 32 bits, never 0) and until when it is proven (low 32 bits:
+// monotonic ns >> PROVEN_SHIFT; 0: a free way). One cache line at most.
+struct proven_bucket {
+	__u64 way[PROVEN_WAYS];
 };
 
 // The drain period (drain_map's one entry): package xdp bumps gen when it

@@ -10,7 +10,7 @@ const SHOWN = ["answered", "challenged", "rate_limited", "malformed", "ignored"]
 const LABELS = {
   answered: "answered", challenged: "challenged", rate_limited: "rate-limited",
   malformed: "malformed", ignored: "ignored", unknown: "unclaimed", stale: "stale",
-  forwarded: "forwarded", panic: "panic", denied: "denied", relay_dropped: "dropped by the relay", host_rate_limited: "rate-limited (host)", opened: "opened", evicted: "evicted",
+  forwarded: "forwarded", panic: "panic", denied: "denied", relay_dropped: "dropped by the relay", host_rate_limited: "rate-limited (host)", unproven_shed: "shed (unproven)", opened: "opened", evicted: "evicted",
   upstream: "to game server", downstream: "to clients",
 };
 
