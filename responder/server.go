@@ -40,7 +40,11 @@ type Config struct {
 	Forward Forwarder
 	// Clock, when set, is set to the time at the start of every receive
 	// batch, for handlers and the challenge issuer to read cheaply.
-	Clock    *dgram.Clock
+	Clock *dgram.Clock
+	// OnProven, when set, is called with a source's address each time a
+	// reply answering a valid challenge token goes to it (the source has
+	// proven its address). It runs on the receive loop: it must not block.
+	OnProven func(netip.Addr)
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
 }
@@ -334,6 +338,9 @@ func (s *Server) answer(ss *session, req, scratch []byte, src netip.AddrPort, oo
 			ss.count(row, refused, len(req), 0)
 			return nil
 		}
+	}
+	if outcome.Proven() && s.cfg.OnProven != nil {
+		s.cfg.OnProven(src.Addr())
 	}
 	ss.count(row, int(outcome), len(req), size)
 	return out
