@@ -94,7 +94,7 @@ type Listen struct {
 	RecvBuffer      ByteSize              `toml:"recv_buffer"`      // SO_RCVBUF; 0 keeps the system default
 	GSO             bool                  `toml:"gso"`              // batch: send a multi-datagram answer as one UDP GSO send
 	// SteerProven gives proven sources sockets of their own (batch, uring;
-	// needs CAP_BPF and CAP_NET_ADMIN, else queryd runs without and logs so).
+	// needs CAP_BPF, else queryd runs without and logs so).
 	SteerProven bool `toml:"steer_proven"`
 }
 

@@ -29,7 +29,7 @@ func (s *Server) newSteer(c *config.Config) *steer.Steer {
 	st, err := steer.New(c.Limits.TrackedIPs, provenFor)
 	if err != nil {
 		log.Warn("proven sources share the sockets with every other source, so a flood that fills them delays and drops their queries too: "+
-			"giving them sockets of their own needs Linux, CAP_BPF and CAP_NET_ADMIN (or root)", "err", err)
+			"giving them sockets of their own needs Linux and CAP_BPF (or root)", "err", err)
 		return nil
 	}
 	log.Info("proven sources get sockets of their own: a flood that fills the other sockets' queues does not reach theirs",

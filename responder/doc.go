@@ -50,7 +50,7 @@
 // only the ordinary queues. The batch layer's loops read the proven
 // sockets first in every round (the uring loops read them in turn). The
 // responder learns who is proven through Config.OnProven. It needs
-// CAP_BPF and CAP_NET_ADMIN; without them an address has its ordinary
+// CAP_BPF; without it an address has its ordinary
 // sockets only (package steer says what works unprivileged and why not
 // more).
 //

@@ -18,9 +18,11 @@
 // # Privileges
 //
 // Loading an SK_REUSEPORT program and its REUSEPORT_SOCKARRAY maps needs
-// CAP_BPF and CAP_NET_ADMIN (or root); New fails without them and queryd
-// runs unsteered, saying so once in its log. Nothing unprivileged can steer
-// by proven address:
+// CAP_BPF (Linux 5.8+; before, CAP_SYS_ADMIN) or root. CAP_NET_ADMIN is not
+// needed: on Linux 6.18 a process with CAP_BPF alone loads, attaches and
+// steers (TestSteerProven passes so), one with CAP_NET_ADMIN alone is
+// refused. New fails without it and queryd runs unsteered, saying so once
+// in its log. Nothing unprivileged can steer by proven address:
 //
 //   - SO_ATTACH_REUSEPORT_CBPF is allowed to any user, but classic BPF has
 //     no maps: it can read the source address (SKF_NET_OFF) and the

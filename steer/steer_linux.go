@@ -38,8 +38,8 @@ type slot struct {
 }
 
 // New makes the proven map (trackedIPs entries, LRU) for entries that last
-// provenFor. It fails where the kernel refuses BPF (no CAP_BPF and
-// CAP_NET_ADMIN) or has no SK_REUSEPORT programs.
+// provenFor. It fails where the kernel refuses BPF (no CAP_BPF) or has no
+// SK_REUSEPORT programs.
 func New(trackedIPs int, provenFor time.Duration) (*Steer, error) {
 	if trackedIPs < 1 || provenFor <= 0 {
 		return nil, fmt.Errorf("steer: tracked IPs %d and proven_for %s must be positive", trackedIPs, provenFor)
@@ -59,7 +59,23 @@ func New(trackedIPs int, provenFor time.Duration) (*Steer, error) {
 		m.Close()
 		return nil, fmt.Errorf("steer: clock: %w", err)
 	}
-	return &Steer{spec: spec, proven: m, provenFor: provenFor, mono0: time.Duration(ts.Nano()), t0: time.Now()}, nil
+	s := &Steer{spec: spec, proven: m, provenFor: provenFor, mono0: time.Duration(ts.Nano()), t0: time.Now()}
+	if err := s.probe(); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// probe loads the program and its socket arrays once and lets them go, so
+// that New fails, not every Attach, where the kernel lets queryd make the
+// map but not load the program.
+func (s *Steer) probe() error {
+	g, err := s.load(1, 1)
+	if err != nil {
+		return err
+	}
+	return g.Close()
 }
 
 // now is CLOCK_MONOTONIC, as bpf_ktime_get_ns reads it, without a system call.
@@ -123,20 +139,9 @@ func (s *Steer) Attach(proven, ordinary []int) (*Group, error) {
 	if len(proven) == 0 || len(ordinary) == 0 {
 		return nil, errors.New("steer: attach needs sockets of both kinds")
 	}
-	spec := s.spec.Copy()
-	spec.Maps["proven"].MaxEntries = s.proven.MaxEntries()
-	spec.Maps["proven_socks"].MaxEntries = uint32(len(proven))
-	spec.Maps["ordinary_socks"].MaxEntries = uint32(len(ordinary))
-	if err := spec.Variables["n_proven"].Set(uint32(len(proven))); err != nil {
-		return nil, fmt.Errorf("steer: n_proven: %w", err)
-	}
-	if err := spec.Variables["n_ordinary"].Set(uint32(len(ordinary))); err != nil {
-		return nil, fmt.Errorf("steer: n_ordinary: %w", err)
-	}
-	g := &Group{}
-	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{"proven": s.proven}}
-	if err := spec.LoadAndAssign(&g.objs, opts); err != nil {
-		return nil, fmt.Errorf("steer: load: %w", err)
+	g, err := s.load(len(proven), len(ordinary))
+	if err != nil {
+		return nil, err
 	}
 	if err := g.fill(proven, ordinary); err != nil {
 		g.Close()
@@ -145,6 +150,27 @@ func (s *Steer) Attach(proven, ordinary []int) (*Group, error) {
 	if err := unix.SetsockoptInt(ordinary[0], unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_EBPF, g.objs.Steer.FD()); err != nil {
 		g.Close()
 		return nil, fmt.Errorf("steer: SO_ATTACH_REUSEPORT_EBPF: %w", err)
+	}
+	return g, nil
+}
+
+// load loads a group's program and socket arrays for np proven and no
+// ordinary sockets, sharing the proven map.
+func (s *Steer) load(np, no int) (*Group, error) {
+	spec := s.spec.Copy()
+	spec.Maps["proven"].MaxEntries = s.proven.MaxEntries()
+	spec.Maps["proven_socks"].MaxEntries = uint32(np)
+	spec.Maps["ordinary_socks"].MaxEntries = uint32(no)
+	if err := spec.Variables["n_proven"].Set(uint32(np)); err != nil {
+		return nil, fmt.Errorf("steer: n_proven: %w", err)
+	}
+	if err := spec.Variables["n_ordinary"].Set(uint32(no)); err != nil {
+		return nil, fmt.Errorf("steer: n_ordinary: %w", err)
+	}
+	g := &Group{}
+	opts := &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{"proven": s.proven}}
+	if err := spec.LoadAndAssign(&g.objs, opts); err != nil {
+		return nil, fmt.Errorf("steer: load: %w", err)
 	}
 	return g, nil
 }
