@@ -2,7 +2,11 @@ package daemon
 
 import (
 	"io"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queryd/queryd/config"
 	"github.com/queryd/queryd/responder"
@@ -37,13 +41,66 @@ func (s *Server) newSteer(c *config.Config) *steer.Steer {
 	return st
 }
 
-// steerFunc is st's Attach as the responder takes it.
-func steerFunc(st *steer.Steer) responder.SteerFunc {
-	return func(proven, ordinary []int) (io.Closer, error) {
-		g, err := st.Attach(proven, ordinary)
+// steered is the reuseport groups a Steer attached, read by the metrics.
+type steered struct {
+	st     *steer.Steer
+	mu     sync.Mutex
+	groups []*steer.Group
+}
+
+// attach is st's Attach as the responder takes it.
+func (sd *steered) attach(proven, ordinary []int) (io.Closer, error) {
+	g, err := sd.st.Attach(proven, ordinary)
+	if err != nil {
+		return nil, err
+	}
+	sd.mu.Lock()
+	sd.groups = append(sd.groups, g)
+	sd.mu.Unlock()
+	return closerFunc(func() error { return sd.drop(g) }), nil
+}
+
+// drop forgets g and closes it (with its address's sockets), so that no
+// scrape reads a closed group.
+func (sd *steered) drop(g *steer.Group) error {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	sd.groups = slices.DeleteFunc(sd.groups, func(x *steer.Group) bool { return x == g })
+	return g.Close()
+}
+
+// closerFunc is a func as an io.Closer.
+type closerFunc func() error
+
+// Close calls f.
+func (f closerFunc) Close() error { return f() }
+
+// counts sums the groups' counts.
+func (sd *steered) counts() steer.Counts {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	var sum steer.Counts
+	for _, g := range sd.groups {
+		c, err := g.Counts()
 		if err != nil {
-			return nil, err
+			continue
 		}
-		return g, nil
+		sum.Proven += c.Proven
+		sum.Ordinary += c.Ordinary
+	}
+	return sum
+}
+
+// register exports queryd_steered_total{to}.
+func (sd *steered) register(reg prometheus.Registerer) {
+	for to, n := range map[string]func(steer.Counts) uint64{
+		"proven":   func(c steer.Counts) uint64 { return c.Proven },
+		"ordinary": func(c steer.Counts) uint64 { return c.Ordinary },
+	} {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "queryd_steered_total",
+			Help:        "Datagrams the kernel put on the proven sources' sockets (to=proven) or the others (to=ordinary), with [listen] steer_proven.",
+			ConstLabels: prometheus.Labels{"to": to},
+		}, func() float64 { return float64(n(sd.counts())) }))
 	}
 }

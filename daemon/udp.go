@@ -63,7 +63,9 @@ func (s *Server) newUDP() (part, error) {
 	}
 	st := s.newSteer(c)
 	if st != nil {
-		rc.Steer, rc.OnProven = steerFunc(st), st.Prove
+		sd := &steered{st: st}
+		sd.register(s.reg)
+		rc.Steer, rc.OnProven = sd.attach, st.Prove
 	}
 	if s.udp, err = responder.New(rc); err != nil {
 		st.Close()

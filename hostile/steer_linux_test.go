@@ -69,6 +69,12 @@ func steerFlood(t *testing.T, steer bool) float64 {
 	t.Logf("steer_proven = %v: flood %d datagrams in %v (%.0f/s), kernel overflow drops %.0f, a2s outcomes %v; proven client %d of %d answered (%.1f %%)",
 		steer, sent, floodTime.Round(time.Millisecond), float64(sent)/floodTime.Seconds(), delta.Sum("queryd_socket_errors_total", "op", "overflow"),
 		delta.Requests("a2s"), pc.answered.Load(), pc.sent.Load(), 100*share)
+	if steer {
+		t.Logf("queryd_steered_total: proven %.0f, ordinary %.0f", delta.Sum("queryd_steered_total", "to", "proven"), delta.Sum("queryd_steered_total", "to", "ordinary"))
+		if got, sent := delta.Sum("queryd_steered_total", "to", "proven"), float64(pc.sent.Load()); got < sent {
+			t.Errorf("queryd_steered_total{to=\"proven\"} grew by %.0f; the proven client sent %.0f", got, sent)
+		}
+	}
 	if delta.Sum("queryd_socket_errors_total", "op", "overflow") == 0 {
 		t.Errorf("steer_proven = %v: the flood never filled a socket queue: nothing was measured", steer)
 	}
