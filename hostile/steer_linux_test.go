@@ -12,19 +12,20 @@ import (
 )
 
 // steerFlood is the flood of TestSteerProvenFlood: unpaced spoofed A2S_INFO
-// requests from this many 127.x sources, for this long, at most this many
-// datagrams, against sockets whose queues hold about a hundred of them.
+// requests from this many 127.x sources (16 /16s), for this long, at most
+// this many datagrams, from this many raw sockets, against sockets whose
+// queues hold about a hundred of them.
 const (
-	steerFloodSources = 65536
+	steerFloodSources = 1 << 20
 	steerFloodTime    = 3 * time.Second
 	steerFloodMax     = 3_000_000
 	steerFloodSenders = 2
 	steerRecvBuffer   = 64 << 10
 )
 
-// TestSteerProvenFlood floods the daemon's sockets (a small recv_buffer,
-// unpaced spoofed A2S_INFO from 65,536 sources: the kernel drops at their
-// full queues) while a proven client (it answered a challenge before the
+// TestSteerProvenFlood floods the daemon's sockets (a small recv_buffer;
+// unpaced spoofed A2S_INFO, each datagram from a new source of 1,048,576:
+// the kernel drops at their full queues) while a proven client (it answered a challenge before the
 // flood) sends 100 A2S_INFO queries a second with its token, with [listen]
 // steer_proven on and off. With steering its queries reach sockets of their
 // own, which the flood never fills: at least 99 % are answered.
@@ -99,7 +100,8 @@ func steerFloodSend(t *testing.T, dst netip.AddrPort) int {
 		go func() {
 			defer wg.Done()
 			for i := g; i < steerFloodMax/steerFloodSenders*steerFloodSenders && time.Since(start) < steerFloodTime; i += steerFloodSenders {
-				src := netip.AddrPortFrom(netip.MustParseAddr(sourceIP(40, i%steerFloodSources)), uint16(1024+i%60000))
+				j := i * 0x9E3779B1 & (steerFloodSources - 1) // odd: a permutation, each datagram a new source
+				src := netip.AddrPortFrom(netip.MustParseAddr(sourceIP(40+j>>16, j&0xffff)), uint16(1024+i%60000))
 				if err := raw.Send(src, req); err != nil {
 					t.Errorf("after %d datagrams: %v", i, err)
 					return
