@@ -15,6 +15,12 @@
 // everything else goes to an ordinary one, each by the kernel's 4-tuple
 // hash. The responder reads the proven sockets first.
 //
+// The program costs 470–580 ns a datagram from a proven source and 200–350
+// ns from another (its own time by kernel.bpf_stats_enabled, TestSteerCost,
+// the shared 2-vCPU VM), against the microseconds queryd spends reading and
+// answering one; an unproven source writes nothing (only a source queryd
+// answered a token from enters the map, from userland).
+//
 // # Privileges
 //
 // Loading an SK_REUSEPORT program and its REUSEPORT_SOCKARRAY maps needs
