@@ -50,9 +50,8 @@
 // only the ordinary queues. The batch layer's loops read the proven
 // sockets first in every round (the uring loops read them in turn). The
 // responder learns who is proven through Config.OnProven. It needs
-// CAP_BPF; without it an address has its ordinary
-// sockets only (package steer says what works unprivileged and why not
-// more).
+// CAP_BPF; without it an address has its ordinary sockets only (package
+// steer says what works unprivileged and why not more).
 //
 // When one may go: portable stays while queryd builds for anything but
 // Linux (it is the only layer there). Batch may go once uring is the

@@ -91,8 +91,8 @@ func (s *Steer) Prove(ip netip.Addr) {
 	}
 	k := keyOf(ip)
 	now := s.now()
-	sl := &s.cache[fold(k)&(cacheSlots-1)]
 	f := fold(k)
+	sl := &s.cache[f&(cacheSlots-1)]
 	if sl.key.Load() == f && now-time.Duration(sl.at.Load()) < s.provenFor/8 {
 		return
 	}
