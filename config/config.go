@@ -93,6 +93,9 @@ type Listen struct {
 	Workers         int                   `toml:"workers"`          // sockets (batch, uring) or goroutines (portable) per address; 0: one per CPU
 	RecvBuffer      ByteSize              `toml:"recv_buffer"`      // SO_RCVBUF; 0 keeps the system default
 	GSO             bool                  `toml:"gso"`              // batch: send a multi-datagram answer as one UDP GSO send
+	// SteerProven gives proven sources sockets of their own (batch, uring;
+	// needs CAP_BPF, else queryd runs without and logs so).
+	SteerProven bool `toml:"steer_proven"`
 }
 
 // Feed is [feed]: the game server's Unix socket.
@@ -205,7 +208,7 @@ type XDP struct {
 func Defaults() Config {
 	l := responder.DefaultLimits
 	return Config{
-		Listen: Listen{UDP: AddrPorts{netip.MustParseAddrPort("0.0.0.0:27015")}, RecvBuffer: 4 << 20, GSO: true},
+		Listen: Listen{UDP: AddrPorts{netip.MustParseAddrPort("0.0.0.0:27015")}, RecvBuffer: 4 << 20, GSO: true, SteerProven: true},
 		Feed: Feed{Mode: 0o660, StaleAfter: Duration(60e9),
 			MaxConns: feed.DefaultMaxConns, MaxBuffered: feed.DefaultMaxBuffered, LineTimeout: Duration(feed.DefaultLineTimeout),
 			HTTPMaxConns: feed.DefaultHTTPMaxConns},

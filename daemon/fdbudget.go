@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/queryd/queryd/config"
+	"github.com/queryd/queryd/responder"
 )
 
 // Descriptors an outsider can make queryd hold (relay sessions, the
@@ -155,6 +156,9 @@ func fitShare(cfg *config.Config, n int) (string, error) {
 	workers := cfg.Listen.Workers
 	if workers == 0 {
 		workers = runtime.NumCPU()
+	}
+	if cfg.Listen.SteerProven && cfg.Listen.Socket != responder.SocketPortable {
+		workers *= 2 // the proven sources' sockets (daemon/steer.go)
 	}
 	got, why := fitCaps(limit, len(cfg.Listen.UDP)*workers, want, about, whole)
 	for _, l := range got.Large {

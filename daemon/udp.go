@@ -61,14 +61,27 @@ func (s *Server) newUDP() (part, error) {
 	case s.relay != nil:
 		rc.Forward = s.relay
 	}
+	st := s.newSteer(c)
+	if st != nil {
+		sd := &steered{st: st}
+		sd.register(s.reg)
+		rc.Steer, rc.OnProven = sd.attach, st.Prove
+	}
 	if s.udp, err = responder.New(rc); err != nil {
+		st.Close()
 		return nil, err
 	}
 	s.swapProtocols(protos)
 	if err := s.udp.Listen(); err != nil {
+		st.Close()
 		return nil, err
 	}
-	return bgPart{name: "udp", start: s.udp.Start, stop: s.udp.Close}, nil
+	stop := func() error {
+		err := s.udp.Close()
+		st.Close()
+		return err
+	}
+	return bgPart{name: "udp", start: s.udp.Start, stop: stop}, nil
 }
 
 func limitsOf(c *config.Config) responder.Limits {

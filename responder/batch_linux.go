@@ -5,6 +5,7 @@ package responder
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,8 @@ type batchListener struct {
 	addr    netip.AddrPort
 	v6      bool
 	fds     []int
+	pfds    []int       // the proven sources' sockets (steer_linux.go); none unsteered
+	steered io.Closer   // what steers them, closed with the sockets
 	gso     atomic.Bool // multi-datagram answers leave as one UDP GSO send
 	started atomic.Bool
 	closing atomic.Bool
@@ -67,6 +70,12 @@ func listenBatch(ap netip.AddrPort, cfg SocketConfig) (listener, error) {
 		l.fds = append(l.fds, fd)
 	}
 	l.addr = ap
+	if cfg.Steer != nil {
+		if err := l.steer(cfg); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	l.gso.Store(!cfg.DisableGSO && gsoSupported(l.fds[0]))
 	return l, nil
 }
@@ -130,8 +139,11 @@ func (l *batchListener) close() {
 	if l.closing.Swap(true) {
 		return
 	}
+	if l.steered != nil {
+		l.steered.Close()
+	}
 	if !l.started.Load() {
-		for _, fd := range l.fds {
+		for _, fd := range append(l.fds, l.pfds...) {
 			unix.Close(fd)
 		}
 		return
@@ -151,9 +163,9 @@ func (l *batchListener) start(set *socketSet, p pipeline) {
 	}
 	l.started.Store(true)
 	base := int(r.next.Add(1))
-	for i, fd := range l.fds {
+	for i, fd := range append(l.fds, l.pfds...) {
 		loop := r.loops[(base+i)%len(r.loops)]
-		s := &rsock{fd: fd, l: l, p: p, ss: p.newSession(), back: l.sender(), gso: &l.gso, wg: &set.wg, loop: loop}
+		s := &rsock{fd: fd, first: i >= len(l.fds), l: l, p: p, ss: p.newSession(), back: l.sender(), gso: &l.gso, wg: &set.wg, loop: loop}
 		set.wg.Add(1)
 		if err := loop.add(s, set.cfg.MaxRequest); err != nil {
 			set.wg.Done()

@@ -47,8 +47,24 @@
 // not proven and that carries no valid token (dgram.TokenChecker) is shed
 // before the packet rate and the handler's Answer: no token hashed, no
 // reply built, counted "unproven_shed". Proven sources keep their
-// challenges and answers. Config.OnProven learns each newly proven source
-// (for a socket-steering program).
+// challenges and answers. Config.OnProven is told of each answer to a
+// valid token (for the socket-steering program below).
+//
+// # Proven sources' sockets
+//
+// Under a flood the kernel drops datagrams at a full socket receive queue
+// before queryd reads them, whoever sent them: a client that has proven its
+// address (queryd answered its valid challenge token) waits in, or is
+// dropped from, the same queues as the flood. With SocketConfig.Steer set
+// (the daemon's [listen] steer_proven, package steer) the batch and uring
+// layers open, per address, as many sockets again in the same reuseport
+// group for proven sources; an SK_REUSEPORT program puts a proven source's
+// datagrams on them and the rest on the ordinary ones, so a flood fills
+// only the ordinary queues. The batch layer's loops read the proven
+// sockets first in every round (the uring loops read them in turn). The
+// responder learns who is proven through Config.OnProven. It needs
+// CAP_BPF; without it an address has its ordinary sockets only (package
+// steer says what works unprivileged and why not more).
 //
 // When one may go: portable stays while queryd builds for anything but
 // Linux (it is the only layer there). Batch may go once uring is the

@@ -110,12 +110,16 @@ func (s *Server) shed(ss *session, h Handler, req []byte, src netip.AddrPort) bo
 }
 
 // afterAnswer is the tier's part once h answered: an answer to a valid
-// token proves the source (OnProven is told of a source new to the tier),
-// anything else sent draws on the gate.
+// token proves the source (marked for Limits.ProvenFor, and OnProven told
+// each time, so that a steering program's mark is renewed too), anything
+// else sent draws on the gate.
 func (s *Server) afterAnswer(ss *session, src netip.AddrPort, o dgram.Outcome, sent bool) {
 	b := &ss.batch
 	if o.Proven() {
-		if d := b.lim.lim.ProvenFor; d > 0 && s.proven != nil && s.proven.mark(ss.key, b.now, d) && s.cfg.OnProven != nil {
+		if d := b.lim.lim.ProvenFor; d > 0 && s.proven != nil {
+			s.proven.mark(ss.key, b.now, d)
+		}
+		if s.cfg.OnProven != nil {
 			s.cfg.OnProven(src.Addr())
 		}
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 type tierFixture struct {
 	fixture
 	mu     sync.Mutex
-	proven []netip.Addr // what OnProven was told
+	proven []netip.Addr // the sources OnProven was told of, each once
 }
 
 func newTierFixture(t *testing.T, rate, burst int) *tierFixture {
@@ -46,7 +47,9 @@ func newTierFixture(t *testing.T, rate, burst int) *tierFixture {
 		Limits:  lim,
 		OnProven: func(ip netip.Addr) {
 			f.mu.Lock()
-			f.proven = append(f.proven, ip)
+			if !slices.Contains(f.proven, ip) { // told at every answer to a token: kept once, in order
+				f.proven = append(f.proven, ip)
+			}
 			f.mu.Unlock()
 		},
 		Registry: f.reg,

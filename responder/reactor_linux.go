@@ -75,6 +75,7 @@ func sharedReactor() (*reactor, error) {
 type rsock struct {
 	fd      int
 	slot    int
+	first   bool // a proven sources' socket (steer_linux.go): read before the others
 	l       *batchListener
 	p       pipeline
 	ss      *session
@@ -201,16 +202,24 @@ func (lp *rloop) run() {
 			}
 		}
 		lp.mu.Unlock()
-		for i := 0; i < n; i++ {
-			if s := lp.ready[i]; s != nil && !s.closing.Load() {
-				s.w.serve(s, loopRounds)
-			}
-			lp.ready[i] = nil
-		}
+		lp.serveReady(n)
 		if woken {
 			lp.reap()
 		}
 	}
+}
+
+// serveReady reads the n ready sockets: the proven sources' first, so that
+// their datagrams never wait behind a round of a flooded socket's.
+func (lp *rloop) serveReady(n int) {
+	for _, first := range [2]bool{true, false} {
+		for i := 0; i < n; i++ {
+			if s := lp.ready[i]; s != nil && s.first == first && !s.closing.Load() {
+				s.w.serve(s, loopRounds)
+			}
+		}
+	}
+	clear(lp.ready[:n])
 }
 
 // reap removes and closes the sockets handed back by remove.

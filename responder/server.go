@@ -41,10 +41,11 @@ type Config struct {
 	// Clock, when set, is set to the time at the start of every receive
 	// batch, for handlers and the challenge issuer to read cheaply.
 	Clock *dgram.Clock
-	// OnProven, when set, is told of a source the moment it becomes proven
-	// (the proven-source tier, gate.go: queryd answered a valid challenge
-	// token from it and it was not proven already), from the receive loop:
-	// it must not block.
+	// Steer gives proven sources sockets of their own (SocketConfig.Steer).
+	Steer SteerFunc
+	// OnProven, when set, is called with a source's address each time a
+	// reply answering a valid challenge token goes to it (the source has
+	// proven its address). It runs on the receive loop: it must not block.
 	OnProven func(netip.Addr)
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
@@ -59,6 +60,7 @@ func (c Config) sockets() SocketConfig {
 		RecvBuffer: c.RecvBuffer,
 		DisableGSO: c.DisableGSO,
 		MaxRequest: c.MaxRequest,
+		Steer:      c.Steer,
 		Logger:     c.Logger,
 	}
 }

@@ -2,6 +2,7 @@ package responder
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"runtime"
@@ -19,8 +20,20 @@ type SocketConfig struct {
 	RecvBuffer int              // SO_RCVBUF in bytes; 0 keeps the system default
 	DisableGSO bool             // see Config.DisableGSO
 	MaxRequest int              // largest datagram read whole; 0 means 2,048
-	Logger     *slog.Logger
+	// Steer, when set (batch and uring layers), gives each address Workers
+	// more sockets in its reuseport group for proven sources: Steer is
+	// called with them and the ordinary ones once they are bound, and
+	// attaches what puts proven sources on them (package steer). The
+	// receive loops read them first. If it fails, the extra sockets are
+	// closed and the address runs unsteered, said in the log.
+	Steer  SteerFunc
+	Logger *slog.Logger
 }
+
+// SteerFunc steers the proven sources of one reuseport group to the
+// sockets proven, the rest to ordinary (file descriptors, bound). The
+// Closer it returns is closed with the address's sockets.
+type SteerFunc func(proven, ordinary []int) (io.Closer, error)
 
 // withDefaults fills in the defaults and checks the choice of socket layer.
 func (c SocketConfig) withDefaults() (SocketConfig, error) {
