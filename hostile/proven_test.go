@@ -85,7 +85,7 @@ func provenFlood(t *testing.T, rate int) provenRun {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		provenClient(d, stop, &tries, &ok)
+		challengeAndAsk(d, stop, &tries, &ok)
 	}()
 	go func() {
 		defer wg.Done()
@@ -114,10 +114,10 @@ func provenFlood(t *testing.T, rate int) provenRun {
 	return r
 }
 
-// provenClient asks A2S_INFO from 127.0.0.1 every 10 ms until stop, each
+// challengeAndAsk asks A2S_INFO from 127.0.0.1 every 10 ms until stop, each
 // time as a new client (a new socket, a challenge first), with a 500 ms
 // timeout and no retry.
-func provenClient(d *Daemon, stop chan struct{}, tries, ok *atomic.Int64) {
+func challengeAndAsk(d *Daemon, stop chan struct{}, tries, ok *atomic.Int64) {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
