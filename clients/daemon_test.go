@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
 
@@ -16,7 +17,7 @@ const parallel = 4
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	querydtest.SetParallel(parallel)
+	testkit.SetParallel(parallel)
 	os.Exit(querydtest.Main(m))
 }
 

@@ -84,6 +84,7 @@ func checkHeaders(t testing.TB, what string, res *http.Response) {
 // target address, its Accept and scrape-timeout headers) gets the
 // metrics.
 func TestAdminHostGuard(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d := StartDaemon(t, Tables{"admin": {"allowed_hosts": []string{"status.example.org"}}})
 	port := d.AdminAddr[strings.LastIndexByte(d.AdminAddr, ':')+1:]
 	foreign := []string{"rebind.attacker.example", "rebind.attacker.example:" + port, "REBIND.attacker.example.",

@@ -100,6 +100,7 @@ func probeHealthz(t testing.TB, addr string, limit time.Duration) time.Duration 
 // queryd holds at most its cap of the outsider's connections (and with
 // as many as its cap, 64, it closes idle ones to keep a slot free).
 func TestAdminIdleConnections(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	skipShort(t, "up to 1,000 idle connections")
 	for _, n := range []int{32, adminMaxConns, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

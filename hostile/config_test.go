@@ -101,6 +101,7 @@ func watchRSS(pid int, capKiB int64, done <-chan struct{}) <-chan rssWatch {
 // tests before, is as high), the sampled peak is asserted instead. A
 // check past 1 GiB or 20 s is killed and fails the test.
 func TestCheckHostileConfig(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	skipShort(t, "configs of up to 2 MB, 1,000,000 deep")
 	dir := t.TempDir()
 	for _, c := range hostileConfigs() {

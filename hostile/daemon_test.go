@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/internal/testkit/querydtest"
 	"github.com/queryd/queryd/protocols"
 )
@@ -27,7 +28,7 @@ const parallel = 4
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	querydtest.SetParallel(parallel)
+	testkit.SetParallel(parallel)
 	os.Exit(querydtest.Main(m, func() (err error) {
 		querydBin = *flagBin
 		if querydBin == "" {

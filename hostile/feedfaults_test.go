@@ -75,6 +75,7 @@ func getState(t testing.TB, c *feed.Client) (uint64, string) {
 // real queries: broken messages, a 10 MB line, half lines, two feeders at
 // once, and the game server reconnecting.
 func TestFeed(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d := StartDaemon(t, nil)
 	t.Run("broken messages", func(t *testing.T) { feedBroken(t, d) })
 	t.Run("10 MB line", func(t *testing.T) { feedLongLine(t, d) })

@@ -57,6 +57,7 @@ func feedPatch(addr, tok, name string) (int, error) {
 // until line_timeout closes them, and then the patch gets through. The
 // feed socket is untouched throughout, and the closes are counted.
 func TestFeedHTTPConnHold(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d, addr := startFeedHTTP(t)
 
 	idle := openConns(t, addr, 200, false, 20*time.Second)
@@ -123,6 +124,7 @@ func TestFeedHTTPConnHold(t *testing.T) {
 // TestFeedHTTPWrongTokens: 500 requests with wrong or missing tokens are
 // each answered 401 and change nothing; the game server's token still works.
 func TestFeedHTTPWrongTokens(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d, addr := startFeedHTTP(t)
 	for i := 0; i < 500; i++ {
 		tok := fmt.Sprintf("guess-%032d", i)

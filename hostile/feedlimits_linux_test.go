@@ -172,6 +172,7 @@ func partialLineAttack(t testing.TB, path string, n int) ([]net.Conn, []attackOu
 // new feed connection is served during and after the attack. The old feed
 // buffered every line: 2,000 such connections took it to 3.4 GB.
 func TestFeedPartialLines(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	skipShort(t, "200 connections of 1 MB each")
 	d := StartDaemon(t, nil)
 	legit := d.Feed(t)

@@ -182,6 +182,7 @@ func shortTemp(t *testing.T) string {
 // group. The old daemon's socket was 0777 (0666 would do) in that moment:
 // any local user could connect and feed a state.
 func TestFeedSocketModeAtStart(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Skip("needs strace to hold the daemon between creating the socket and setting its mode")

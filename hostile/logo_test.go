@@ -220,6 +220,7 @@ func logoServed(t testing.TB, httpAddr string, want []byte) {
 // key and SIGHUP reject the config; a good SIGHUP and SIGTERM must work.
 // queryd used to open the FIFO inside the store's lock and hang for good.
 func TestLogoFIFO(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	fifo := filepath.Join(t.TempDir(), "pipe.png")
 	mkfifo(t, fifo)
 	httpAddr := testkit.FreeTCPAddr(t)
@@ -289,6 +290,7 @@ func TestLogoFIFO(t *testing.T) {
 // FIFO (and a good logo set after a FIFO is served at once). queryd used to
 // serve any PNG or JPEG the feed named.
 func TestFeedLogoConfined(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	files := t.TempDir()
 	secret := filepath.Join(files, "secret.png")
 	writePNG(t, secret, 1)

@@ -37,6 +37,7 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 // 100,000 deep): each is rejected in the log and the daemon keeps serving
 // the last good one, its peak RSS up by less than 64 MiB.
 func TestSighupInvalidConfig(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d := StartDaemon(t, nil)
 	expectSeen(t, d, "start", "hostile test", "Alice", "Bob")
 
@@ -204,6 +205,7 @@ func TestSocketPathOccupied(t *testing.T) {
 // ten times a second: tokens from the old process are refused and answered
 // with a new challenge, and the client recovers by itself.
 func TestRestartWhileQuerying(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	skipShort(t, "a restart under 10 queries a second")
 	d := StartDaemon(t, nil)
 	old := a2sChallenge(t, d)

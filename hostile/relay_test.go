@@ -207,6 +207,7 @@ func relayFigures(t testing.TB, m Metrics) {
 // 1,024 ports against max_sessions = 1,024 (3,400 datagrams/s);
 // -hostile.full: 4,096 against the default 4,096 (13,700/s).
 func TestRelayWarmPortsOneIP(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}
@@ -281,6 +282,7 @@ func TestRelayWarmPortsOneIP(t *testing.T) {
 // size: 8,192 ports at 4,000 datagrams/s for 2 s; -hostile.full: 16,384
 // ports at 8,192/s for 4 s.
 func TestRelayPortChurnOneIP(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}
@@ -355,6 +357,7 @@ func relayRSSBound() int64 {
 // must reconnect within 2 s, a legitimate client be answered and a new
 // player relayed, and no socket to the game server have failed to open.
 func TestRelayDescriptorLimit(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}

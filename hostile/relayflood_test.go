@@ -14,6 +14,7 @@ import (
 // new source port (evicted: to the game server a new, unknown client); it
 // must keep its session, and the spoofed sessions take each other's place.
 func TestRelayLoadingPlayerKeepsPort(t *testing.T) {
+	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	if why := rawSupported(); why != "" {
 		t.Skip("skipped: " + why)
 	}

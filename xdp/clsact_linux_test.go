@@ -140,6 +140,7 @@ const ourFilter = "pref 20804 bpf chain 0 handle 0x5144 queryd_divert_tc direct-
 // when the fast path closes, our filter is gone and so is the clsact
 // qdisc queryd made.
 func TestDivertEgress(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	needTC(t)
 	for _, clsact := range []bool{false, true} {
 		name := map[bool]string{false: "tcx", true: "clsact"}[clsact]

@@ -23,6 +23,7 @@ import (
 // address as the source is refused by the route back, after the rewrite:
 // the kernel drops it at the hidden port as it would at the game port.
 func TestDivertStrict(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx := newFixture(t, responder.Limits{})
 	dv, err := fx.divert(testServer, []DivertAddr{
 		{Game: netip.AddrPortFrom(srvAddr4, testPort), Hidden: testPort},

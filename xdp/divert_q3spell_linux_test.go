@@ -14,6 +14,7 @@ import (
 // only the plain spelling), never to the game server, whose global query
 // limit it would draw on; "getinfoX" passes to the game server.
 func TestDivertQuake3Spellings(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx, game, w, srvMAC, cliMAC := newDivertWire(t)
 	dv, err := fx.divert(testServer, []DivertAddr{{Game: game, Hidden: testPort}}, []string{"quake3"})
 	if err != nil {

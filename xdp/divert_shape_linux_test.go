@@ -22,6 +22,7 @@ import (
 // game server, counted as passed, never seen by the parse path. With
 // takes = quake3, an A2S_INFO passes as well and a getinfo is still taken.
 func TestDivertWholeShape(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx, game, w, srvMAC, cliMAC := newDivertWire(t)
 	frameOf := func(p []byte) []byte {
 		return frame{dstMAC: srvMAC, srcMAC: cliMAC, src: cliAddr4, dst: srvAddr4, payload: p}.bytes()

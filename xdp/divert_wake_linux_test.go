@@ -47,6 +47,7 @@ func (l *joinLog) len() int {
 // at most once per 10 ms (plus one), and every one of them is counted as
 // reported, rate-limited or ring-full.
 func TestDivertJoin(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx := newFixture(t, responder.Limits{})
 	game4, game6 := netip.AddrPortFrom(srvAddr4, testPort), netip.AddrPortFrom(srvAddr6, testPort)
 	dv, err := fx.divert(testServer, []DivertAddr{{Game: game4, Hidden: testPort}, {Game: game6, Hidden: testPort}}, nil)

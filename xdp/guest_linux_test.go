@@ -124,6 +124,7 @@ func TestXDPRoutedGuest(t *testing.T) {
 // counted denied) and off (the socket path drops them, counted denied);
 // the other client address is answered on both paths.
 func TestXDPDeny(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	deny, err := responder.NewDeny([]netip.Prefix{netip.MustParsePrefix("198.18.0.3/32"), netip.MustParsePrefix("fd00:5164:7864::/64")})
 	if err != nil {
 		t.Fatal(err)

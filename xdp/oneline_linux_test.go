@@ -83,6 +83,7 @@ func (echoProto) FastReplies(_ time.Time, put func(module.FastReply)) {
 // (3 at once, then 1/s) in its own row, while the other protocols answer
 // as before. No Go table of package xdp names it.
 func TestXDPOneLine(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	if testing.Short() {
 		t.Skip("builds the program with clang and runs it in network namespaces: -short")
 	}

@@ -229,6 +229,7 @@ func reasonName(r int) string {
 // another interface gets nothing from the program within a second and a
 // half, passed as no_route.
 func TestXDPRouteCacheFollowsRoutes(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx := newFixtureWith(t, responder.Limits{}, fixtureOpts{setup: strictNet(t)})
 	w := fx.openWire(t)
 	src := netip.MustParseAddr("198.18.4.9")

@@ -283,6 +283,7 @@ func TestXDPTokenExpiry(t *testing.T) {
 // queries (dropped, counted as "stale" under queryd_requests_total), and a
 // feed message revives it.
 func TestXDPStale(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	fx := newFixture(t, responder.Limits{})
 	c := fx.dial(t, cliAddr4, srvAddr4)
 	fx.lastFed.Store(time.Now().Add(-time.Hour).UnixNano())
@@ -418,6 +419,7 @@ func TestXDPNewFailsCleanly(t *testing.T) {
 // New fails saying so, in native and in generic mode, not that
 // CAP_NET_ADMIN is missing; the other program stays attached.
 func TestXDPHeldInterface(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for replies
 	needXDP(t)
 	n := newTestNet(t)
 	is, err := challenge.New(nil)

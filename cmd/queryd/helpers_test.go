@@ -1,16 +1,23 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"testing"
 
 	"github.com/queryd/queryd/daemon/daemontest"
+	"github.com/queryd/queryd/internal/testkit"
 	"github.com/queryd/queryd/internal/testkit/querydtest"
 )
 
-// TestMain runs the tests and removes the queryd binaries they built
-// (internal/testkit/querydtest).
-func TestMain(m *testing.M) { os.Exit(querydtest.Main(m)) }
+// TestMain runs the tests, 4 of the parallel ones at once (they wait on
+// timeouts and child processes, not on the CPU), and removes the queryd
+// binaries they built (internal/testkit/querydtest).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	testkit.SetParallel(4)
+	os.Exit(querydtest.Main(m))
+}
 
 // testDir is a temp dir short enough for Unix socket paths.
 func testDir(t *testing.T) string { return daemontest.Dir(t) }
