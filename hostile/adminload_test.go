@@ -250,8 +250,8 @@ type loadRound struct {
 // detector for this test (plainBin): its instrumentation multiplies the
 // cost of the HTTP path several times and says nothing of a real build's
 // latency. On a machine others load too, the
-// phases are interleaved (idle, loaded, loaded, idle, 1 s each: a
-// thousand probes, the p99 their tenth slowest; 2 rounds) and the medians
+// phases are interleaved (idle, loaded, loaded, idle, 0.75 s each:
+// 750 probes, the p99 their eighth slowest; 2 rounds) and the medians
 // of the phases' p99s are compared; a comparison that fails is repeated up
 // to twice with fresh rounds.
 func TestAdminStatusLoad(t *testing.T) {
@@ -282,7 +282,7 @@ func adminStatusLoad(t *testing.T, bin, mode string) {
 	defer func() { cancel(); probeDone.Wait() }()
 	time.Sleep(500 * time.Millisecond) // the probe has its token
 
-	const phase, settle = time.Second, 250 * time.Millisecond
+	const phase, settle = 750 * time.Millisecond, 200 * time.Millisecond
 	measure := func(loaded bool) (time.Duration, int, float64) {
 		readers.set(t, loaded)
 		time.Sleep(settle)

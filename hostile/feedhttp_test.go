@@ -57,7 +57,6 @@ func feedPatch(addr, tok, name string) (int, error) {
 // until line_timeout closes them, and then the patch gets through. The
 // feed socket is untouched throughout, and the closes are counted.
 func TestFeedHTTPConnHold(t *testing.T) {
-	t.Parallel() // a daemon of its own; it waits on timers and slow clients, not the CPU
 	d, addr := startFeedHTTP(t)
 
 	idle := openConns(t, addr, 200, false, 20*time.Second)

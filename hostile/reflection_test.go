@@ -126,6 +126,7 @@ const (
 // global unproven budgets. One source alone meets its per-IP cap; sixteen
 // together meet the global cap (16 × 2 KiB/s > 8 KiB/s).
 func TestReflectionCaps(t *testing.T) {
+	t.Parallel() // a flood of 4,000/s; it mostly waits for the budgets to refill
 	skipShort(t, "seven floods at the byte budgets")
 	d := StartDaemon(t, Tables{
 		"listen": {"workers": testWorkers},

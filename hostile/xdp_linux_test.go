@@ -459,6 +459,7 @@ func sharesOf(perIPRate, perIPBurst, unpRate, unpBurst, ncpu int) xdpShares {
 // share is split among the CPUs and a flood from one sender reaches the
 // program mostly on one CPU: the lower bound is one CPU's share.
 func TestXDPReflectionCaps(t *testing.T) {
+	t.Parallel() // namespaces of its own, a flood of 4,000/s; it mostly waits for the budgets to refill
 	x := startXDPDaemon(t, Tables{
 		"listen": {"workers": testWorkers},
 		"limits": {

@@ -37,6 +37,7 @@ const (
 // host-wide budget). A SIGHUP that lowers [host] lowers both halves: the
 // program's too.
 func TestXDPHostBudgetSplit(t *testing.T) {
+	t.Parallel() // namespaces of its own; it mostly waits for the budgets to refill
 	skipShort(t, "floods at a host of eight servers in a test network")
 	over := Tables{
 		"listen":  {"workers": testWorkers},
