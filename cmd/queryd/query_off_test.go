@@ -11,7 +11,6 @@ import (
 // answered, saying it is probably off (before: a 300-character "no answer:
 // nothing came back (wrong host or port, a firewall, …)" each).
 func TestQueryTableOff(t *testing.T) {
-	t.Parallel() // waits on timeouts and processes, not on the CPU
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[gamespy4]\nenabled = false\n"))
 	code, out, errOut := run(t, "", "query", "-table", "-timeout", "1s", d.UDP().String())
 	if code != 0 {
@@ -47,7 +46,6 @@ func TestQueryTableOffNotAlone(t *testing.T) {
 // about that rate, with the numbers ioquake3 and queryd use, instead of
 // the list of every other reason a server may not answer.
 func TestQueryQuake3Rate(t *testing.T) {
-	t.Parallel() // waits on timeouts and processes, not on the CPU
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[quake3]\npacket_burst = 2\n"))
 	addr := d.UDP().String()
 	if code, _, errOut := run(t, "", "query", "-proto", "quake3", "-timeout", "1s", addr); code != 0 {

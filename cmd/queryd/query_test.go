@@ -149,7 +149,6 @@ func a2sChallenge(n uint32) []byte {
 // TestQueryFailureMessages: each way a server can fail to answer gets its
 // own message, and the exit code is 1.
 func TestQueryFailureMessages(t *testing.T) {
-	t.Parallel() // waits on timeouts and processes, not on the CPU
 	var tok uint32
 	closed, _ := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	deadAddr := closed.LocalAddr().String()
@@ -222,7 +221,6 @@ func TestQueryRateLimited(t *testing.T) {
 // TestQueryAutoPartial: in auto mode, protocols that answered are printed
 // and those that did not are listed under "errors"; exit 0.
 func TestQueryAutoPartial(t *testing.T) {
-	t.Parallel() // waits on timeouts and processes, not on the CPU
 	d := startTestDaemon(t, writeConfig(t, testDir(t), "[gamespy4]\nenabled = false\n[quake3]\nenabled = false\n"))
 	code, out, errOut := run(t, "", "query", "-timeout", "800ms", d.UDP().String())
 	var res struct {
