@@ -129,6 +129,7 @@ func checkFed(t *testing.T, bin, addr, name string) {
 }
 
 func TestFeedExamples(t *testing.T) {
+	t.Parallel() // waits on the feeders (node, python3, bash) and the daemon
 	if testing.Short() {
 		t.Skip("the examples in their real runtimes, a static build: skipped under -short")
 	}

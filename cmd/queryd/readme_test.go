@@ -159,6 +159,7 @@ func goEnv(t *testing.T) []string {
 // stale_after nothing answers and /healthz says silent, and a ping brings
 // it back. A change to queryd that makes the README wrong fails here.
 func TestREADMEFirstTenMinutes(t *testing.T) {
+	t.Parallel() // a bash script of its own on free ports: it waits on go and the daemon
 	if testing.Short() {
 		t.Skip("runs README.md's first ten minutes (go install, a daemon, stale_after): -short")
 	}
